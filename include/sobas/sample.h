@@ -1,0 +1,52 @@
+/* sobas/sample.h — the measurement contract: what the shim reads from the kernel and what a 2·RTT window reports. */
+#ifndef SOBAS_SAMPLE_H
+#define SOBAS_SAMPLE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One reading of a flow's kernel counters (TCP_INFO), timestamped by the reader.
+ * Fields the running kernel did not return (short TCP_INFO) are 0 and flagged absent in `have`. */
+struct sobas_sample {
+  int64_t t_ns;               /* CLOCK_MONOTONIC */
+  uint64_t bytes_received;    /* tcpi_bytes_received */
+  uint64_t bytes_acked;       /* tcpi_bytes_acked */
+  uint32_t rcv_rtt_us;        /* tcpi_rcv_rtt: receiver-side RTT estimate, 0 until measured */
+  uint32_t rtt_us;            /* tcpi_rtt: smoothed RTT from our own sent data */
+  uint32_t min_rtt_us;        /* tcpi_min_rtt */
+  uint32_t rcv_wnd;           /* tcpi_rcv_wnd: window we advertise (bytes), needs kernel >= 6.2 */
+  uint32_t snd_cwnd;          /* tcpi_snd_cwnd (segments) */
+  uint32_t snd_mss;           /* tcpi_snd_mss */
+  uint32_t rcv_space;         /* tcpi_rcv_space: receive autotuning's estimate */
+  uint32_t total_retrans;     /* tcpi_total_retrans (segments) */
+  uint32_t rcv_ooopack;       /* tcpi_rcv_ooopack: out-of-order segments received */
+  uint8_t state;              /* tcpi_state (TCP_ESTABLISHED = 1) */
+  uint8_t have;               /* SOBAS_HAVE_* bits */
+};
+
+#define SOBAS_HAVE_RCV_OOOPACK 0x01u
+#define SOBAS_HAVE_RCV_WND 0x02u
+
+/* Direction a flow mostly moves data in, from the bytes its process read and wrote. */
+enum sobas_role { SOBAS_ROLE_NONE = 0, SOBAS_ROLE_RECEIVER = 1, SOBAS_ROLE_SENDER = 2, SOBAS_ROLE_BOTH = 3 };
+
+/* One measurement window of length ~2·RTT (paper §IV): rates are over [t_start, t_end). */
+struct sobas_window {
+  int64_t t_start_ns;
+  int64_t t_end_ns;
+  uint64_t rx_bytes;          /* received in the window */
+  uint64_t tx_bytes;          /* acked in the window */
+  uint64_t rx_rate_bps;       /* bits per second */
+  uint64_t tx_rate_bps;
+  uint32_t rtt_us;            /* the RTT the window length was based on */
+  uint32_t retrans;           /* retransmitted segments during the window */
+  uint32_t ooopack;           /* out-of-order segments during the window */
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every Debian package sobas needs to build, test and benchmark on a fresh Debian 12 machine.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build gcc g++ make pkg-config libgtest-dev libncurses-dev
+  # tests: bats and the real programs the shim is tested under
+  bats iproute2 procps wget curl rsync openssh-client openssh-server iperf3 python3
+  # benchmarks
+  valgrind
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: must run as root (apt-get)" >&2
+  exit 1
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian's openssh-server starts sshd on install; our tests run their own sshd in a namespace.
+systemctl disable --now ssh >/dev/null 2>&1 || true
+echo "install-deps: installed ${missing[*]}"

@@ -1,0 +1,126 @@
+/* flowtable.h — fd-indexed table of what each fd is, and the pool of TCP flow records the fds point at. */
+#ifndef SOBAS_FLOWTABLE_H
+#define SOBAS_FLOWTABLE_H
+
+#include <stdint.h>
+
+#include "measure.h"
+#include "sobas/sample.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What an fd is, as far as the shim knows. 0 must mean "never looked at": unmapped chunks read as 0. */
+enum sobas_fd_kind {
+  SOBAS_FD_UNKNOWN = 0, /* classify on first use (inherited, or created behind our back) */
+  SOBAS_FD_OTHER = 1,   /* file, pipe, UDP, unix...: pass straight through */
+  SOBAS_FD_TCP = 2,     /* TCP socket with no flow yet (unconnected, listening) */
+  SOBAS_FD_SKIP = 3,    /* TCP flow we chose not to track (loopback) */
+  SOBAS_FD_FLOW = 4,    /* tracked flow: the slot names a flow record */
+};
+
+/* A slot packs kind (bits 0-7), flags (8-15) and flow index + 1 (32-63) in one word, so one atomic
+ * load on the read/write path sees a consistent slot. */
+typedef uint64_t sobas_slot;
+#define SOBAS_SLOT(kind, flags, flow_plus1) \
+  ((uint64_t)(kind) | ((uint64_t)(flags) << 8) | ((uint64_t)(flow_plus1) << 32))
+static inline unsigned sobas_slot_kind(sobas_slot s) { return (unsigned)(s & 0xff); }
+static inline unsigned sobas_slot_flags(sobas_slot s) { return (unsigned)((s >> 8) & 0xff); }
+static inline uint32_t sobas_slot_flow(sobas_slot s) { return (uint32_t)(s >> 32); }
+
+/* Slot flags: what the application asked of the socket itself (the enforcement layer must respect it). */
+#define SOBAS_FDF_APP_RCVBUF 0x01u
+#define SOBAS_FDF_APP_SNDBUF 0x02u
+
+#define SOBAS_FD_CHUNK_BITS 12
+#define SOBAS_FD_CHUNK (1u << SOBAS_FD_CHUNK_BITS)
+#define SOBAS_FD_CHUNKS 256 /* fds below 1 048 576 are tracked; higher ones pass through */
+#define SOBAS_FD_LIMIT (SOBAS_FD_CHUNK * SOBAS_FD_CHUNKS)
+
+#define SOBAS_FLOW_CHUNK 256
+#define SOBAS_FLOW_CHUNKS 256 /* at most 65 536 live flows per process */
+
+struct sobas_addr {
+  uint16_t family; /* AF_INET, AF_INET6, 0 = unknown */
+  uint16_t port;   /* host order */
+  uint8_t addr[16];
+};
+
+/* Flow flags, guarded by the flow's `busy` lock. */
+#define SOBAS_FLOW_ANNOUNCED 0x01u /* "open" recorded, local address read */
+#define SOBAS_FLOW_BULK 0x02u      /* moved bulk_bytes: measured from now on */
+#define SOBAS_FLOW_SAMPLED 0x04u   /* `last` holds a kernel sample */
+
+enum sobas_flow_origin { SOBAS_ORIGIN_CONNECT = 0, SOBAS_ORIGIN_ACCEPT = 1, SOBAS_ORIGIN_INHERITED = 2 };
+
+struct sobas_flow {
+  uint32_t used;  /* 0 free, 1 taken (atomic) */
+  uint32_t refs;  /* fds naming this flow (atomic) */
+  uint32_t busy;  /* sampler try-lock: a thread that finds it taken just skips (atomic) */
+  uint32_t index;
+  uint64_t id;    /* per-process sequence number, for logs */
+  uint64_t inode; /* socket inode when known (inherited fds), merges fds that share one socket */
+  uint64_t app[2];     /* bytes the process read [0] and wrote [1] (atomic) */
+  uint64_t next_check; /* app[0]+app[1] at which the slow path looks at the clock (atomic) */
+  /* Everything below is written only under `busy`. */
+  uint32_t flags;
+  uint8_t origin;
+  struct sobas_addr local, peer;
+  int64_t t_open_ns;
+  struct sobas_meas meas;
+  struct sobas_sample last;
+  uint64_t windows;
+  uint64_t app_at_window; /* app bytes when the current window opened: sizes the check stride */
+};
+
+struct sobas_flowtable {
+  sobas_slot *fd_chunks[SOBAS_FD_CHUNKS];             /* atomic pointers, mapped on first store */
+  struct sobas_flow *flow_chunks[SOBAS_FLOW_CHUNKS];  /* atomic pointers */
+  uint64_t next_id;                                   /* atomic */
+};
+
+/* Slot of `fd`; SOBAS_FD_UNKNOWN for fds never stored or out of range. Lock-free. */
+static inline sobas_slot sobas_ft_get(const struct sobas_flowtable *t, int fd) {
+  if ((unsigned)fd >= SOBAS_FD_LIMIT) return 0;
+  sobas_slot *c = __atomic_load_n(&t->fd_chunks[(unsigned)fd >> SOBAS_FD_CHUNK_BITS], __ATOMIC_ACQUIRE);
+  return c ? __atomic_load_n(&c[(unsigned)fd & (SOBAS_FD_CHUNK - 1)], __ATOMIC_ACQUIRE) : 0;
+}
+
+static inline struct sobas_flow *sobas_ft_flow(const struct sobas_flowtable *t, uint32_t index) {
+  struct sobas_flow *c = __atomic_load_n(&t->flow_chunks[index / SOBAS_FLOW_CHUNK], __ATOMIC_ACQUIRE);
+  return &c[index % SOBAS_FLOW_CHUNK];
+}
+
+/* Flow named by a FLOW slot. */
+static inline struct sobas_flow *sobas_ft_slot_flow(const struct sobas_flowtable *t, sobas_slot s) {
+  return sobas_ft_flow(t, sobas_slot_flow(s) - 1);
+}
+
+/* Replaces the slot of `fd` and returns the old one. Returns 0 without storing when fd is out of range
+ * or its chunk cannot be mapped, and the store is then simply lost: the fd passes through. */
+sobas_slot sobas_ft_swap(struct sobas_flowtable *t, int fd, sobas_slot s);
+/* Stores `desired` only if the slot still holds `expected`. Returns 1 when stored. */
+int sobas_ft_cas(struct sobas_flowtable *t, int fd, sobas_slot expected, sobas_slot desired);
+
+/* Takes a free flow record (zeroed, refs = 1, fresh id). NULL when the pool is exhausted. */
+struct sobas_flow *sobas_ft_flow_alloc(struct sobas_flowtable *t);
+/* Returns a record to the pool; the caller holds the last reference. */
+void sobas_ft_flow_free(struct sobas_flowtable *t, struct sobas_flow *f);
+/* A live flow whose socket has this inode, with a reference taken; NULL if none. */
+struct sobas_flow *sobas_ft_find_inode(struct sobas_flowtable *t, uint64_t inode);
+/* Slot that names flow `f`, taking a reference for the new holder. */
+sobas_slot sobas_ft_flow_slot(struct sobas_flow *f);
+
+/* Calls fn for each fd in [lo, hi] whose slot is not UNKNOWN, after resetting that slot to UNKNOWN.
+ * Only mapped chunks are visited, so a close_range over 2^31 fds costs nothing for unused ranges. */
+void sobas_ft_take_range(struct sobas_flowtable *t, unsigned lo, unsigned hi,
+                         void (*fn)(void *ctx, int fd, sobas_slot old), void *ctx);
+
+/* Unmaps everything (tests; the shim's table lives as long as the process). */
+void sobas_ft_destroy(struct sobas_flowtable *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

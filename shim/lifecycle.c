@@ -1,0 +1,95 @@
+/* lifecycle.c — the process side of the shim: constructor, configuration loading, fork, seccomp, exec. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lifecycle.h"
+#include "log.h"
+#include "real.h"
+#include "track.h"
+
+static void warn_stderr(void *ctx, const char *line) {
+  (void)ctx;
+  sobas_diag(line);
+}
+
+/* Reads at most 64 KiB of a config file into buf; returns -1 when it does not exist or cannot be read. */
+static int read_small_file(const char *path, char *buf, size_t cap) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t n = 0;
+  ssize_t r;
+  while (n + 1 < cap && (r = libc_read(fd, buf + n, cap - 1 - n)) > 0) n += (size_t)r;
+  libc_close(fd);
+  buf[n] = '\0';
+  return 0;
+}
+
+/* The first config file that exists: $SOBAS_CONF_FILE, ~/.config/sobas/sobas.conf, /etc/sobas/sobas.conf. */
+static void load_config_file(struct sobas_config *c) {
+  static char text[64 * 1024]; /* constructor-only, single-threaded */
+  char path[PATH_MAX];
+  const char *explicit_path = secure_getenv("SOBAS_CONF_FILE");
+  if (explicit_path) {
+    if (read_small_file(explicit_path, text, sizeof text) == 0) {
+      sobas_config_parse_text(c, text, explicit_path, warn_stderr, NULL);
+    } else {
+      char line[PATH_MAX + 96];
+      snprintf(line, sizeof line, "sobas: SOBAS_CONF_FILE=\"%s\" cannot be read; using the defaults", explicit_path);
+      sobas_diag(line);
+    }
+    return;
+  }
+  const char *home = secure_getenv("HOME");
+  if (home && snprintf(path, sizeof path, "%s/.config/sobas/sobas.conf", home) < (int)sizeof path &&
+      read_small_file(path, text, sizeof text) == 0) {
+    sobas_config_parse_text(c, text, path, warn_stderr, NULL);
+    return;
+  }
+  if (read_small_file("/etc/sobas/sobas.conf", text, sizeof text) == 0)
+    sobas_config_parse_text(c, text, "/etc/sobas/sobas.conf", warn_stderr, NULL);
+}
+
+static void atfork_child(void) { sobas_track_fork_child(); }
+
+__attribute__((constructor)) static void sobas_init(void) {
+  sobas_real_resolve();
+  struct sobas_config *c = &sobas_proc.cfg;
+  sobas_config_default(c);
+  /* SOBAS_DISABLE first: a disabled shim reads no file and says nothing. */
+  const char *off = secure_getenv("SOBAS_DISABLE");
+  int disabled = 0;
+  if (off && sobas_parse_bool(off, &disabled) == 0 && disabled) return;
+  load_config_file(c);
+  sobas_config_apply_env(c, secure_getenv, warn_stderr, NULL);
+  if (c->disable) return;
+  /* A process started inside a seccomp sandbox may be killed by any syscall its filter did not expect. */
+  if (libc_prctl(PR_GET_SECCOMP, 0, 0, 0, 0) > 0) return;
+
+  Dl_info info;
+  if (dladdr((void *)sobas_init, &info) && info.dli_fname && strlen(info.dli_fname) < sizeof sobas_proc.self_path)
+    strcpy(sobas_proc.self_path, info.dli_fname);
+  sobas_proc.pid = getpid();
+  pthread_atfork(NULL, NULL, atfork_child);
+  __atomic_store_n(&sobas_proc.active, 1, __ATOMIC_RELEASE);
+}
+
+/* exit() closes no sockets through us: programs like wget just end. _exit and signals skip this. */
+__attribute__((destructor)) static void sobas_fini(void) { sobas_track_exit(); }
+
+void sobas_note_prctl(int op, unsigned long arg) {
+  if (op == PR_SET_SECCOMP && arg != SECCOMP_MODE_DISABLED) sobas_track_quiet();
+}
+
+void sobas_note_syscall(long nr, long op) {
+  if (nr == __NR_seccomp && (op == SECCOMP_SET_MODE_STRICT || op == SECCOMP_SET_MODE_FILTER)) sobas_track_quiet();
+}
+
+const char *sobas_self_path(void) { return sobas_proc.self_path[0] ? sobas_proc.self_path : NULL; }

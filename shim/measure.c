@@ -1,0 +1,64 @@
+/* measure.c — pure measurement windows (no syscalls, no globals): see measure.h. */
+#include "measure.h"
+
+#include <string.h>
+
+void sobas_meas_params_default(struct sobas_meas_params *p) {
+  p->min_window_us = 10000;    /* 10 ms: 100 TCP_INFO reads/s per flow at most */
+  p->max_window_us = 2000000;  /* 2 s */
+  p->default_rtt_us = 100000;  /* 100 ms, a long-haul guess until the kernel knows better */
+}
+
+void sobas_meas_init(struct sobas_meas *m) { memset(m, 0, sizeof *m); }
+
+uint32_t sobas_meas_rtt_us(enum sobas_role role, const struct sobas_sample *s, const struct sobas_meas_params *p) {
+  if (role == SOBAS_ROLE_RECEIVER && s->rcv_rtt_us > 0) return s->rcv_rtt_us;
+  if (s->rtt_us > 0) return s->rtt_us;
+  if (s->rcv_rtt_us > 0) return s->rcv_rtt_us;
+  return p->default_rtt_us;
+}
+
+int64_t sobas_meas_window_ns(enum sobas_role role, const struct sobas_sample *s, const struct sobas_meas_params *p) {
+  uint64_t us = 2ull * sobas_meas_rtt_us(role, s, p);
+  if (us < p->min_window_us) us = p->min_window_us;
+  if (us > p->max_window_us) us = p->max_window_us;
+  return (int64_t)us * 1000;
+}
+
+uint64_t sobas_rate_bps(uint64_t bytes, int64_t ns) {
+  if (ns <= 0) return 0;
+  return (uint64_t)((unsigned __int128)bytes * 8u * 1000000000u / (uint64_t)ns);
+}
+
+int64_t sobas_meas_due_ns(const struct sobas_meas *m) { return m->started ? m->start.t_ns + m->window_ns : 0; }
+
+enum sobas_meas_result sobas_meas_feed(struct sobas_meas *m, const struct sobas_meas_params *p, enum sobas_role role,
+                                       const struct sobas_sample *s, struct sobas_window *out) {
+  /* The window's length is decided by the newest RTT: the RTT at its start may be the handshake's,
+   * far from the loaded path's. */
+  int64_t need = sobas_meas_window_ns(role, s, p);
+  if (!m->started) {
+    m->start = *s;
+    m->window_ns = need;
+    m->started = 1;
+    return SOBAS_MEAS_PENDING;
+  }
+  const struct sobas_sample *a = &m->start;
+  if (s->bytes_received < a->bytes_received || s->bytes_acked < a->bytes_acked || s->total_retrans < a->total_retrans)
+    return SOBAS_MEAS_REGRESSED;
+  m->window_ns = need;
+  if (s->t_ns - a->t_ns < need) return SOBAS_MEAS_PENDING;
+
+  int64_t dt = s->t_ns - a->t_ns;
+  out->t_start_ns = a->t_ns;
+  out->t_end_ns = s->t_ns;
+  out->rx_bytes = s->bytes_received - a->bytes_received;
+  out->tx_bytes = s->bytes_acked - a->bytes_acked;
+  out->rx_rate_bps = sobas_rate_bps(out->rx_bytes, dt);
+  out->tx_rate_bps = sobas_rate_bps(out->tx_bytes, dt);
+  out->rtt_us = sobas_meas_rtt_us(role, s, p);
+  out->retrans = s->total_retrans - a->total_retrans;
+  out->ooopack = s->rcv_ooopack >= a->rcv_ooopack ? s->rcv_ooopack - a->rcv_ooopack : 0;
+  m->start = *s;
+  return SOBAS_MEAS_WINDOW;
+}

@@ -1,0 +1,445 @@
+/* track.c — classifies fds, keeps one flow record per TCP socket, samples TCP_INFO in 2·RTT windows. */
+#include "track.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <unistd.h>
+#include <linux/tcp.h> /* the kernel's struct tcp_info; glibc's netinet/tcp.h copy is older */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clock.h"
+#include "log.h"
+#include "real.h"
+
+struct sobas_proc sobas_proc;
+
+/* Every entry point from the interposed layer keeps the host's errno: the shim's own syscalls fail
+ * routinely (ENOTSOCK while classifying, ENOTCONN on a listener) and must leave no trace. */
+static void restore_errno(const int *saved) { errno = *saved; }
+#define KEEP_ERRNO int saved_errno_ __attribute__((cleanup(restore_errno))) = errno
+
+#define STRIDE_MIN (16u * 1024)
+#define STRIDE_MAX (4u * 1024 * 1024)
+
+static int active(void) { return __atomic_load_n(&sobas_proc.active, __ATOMIC_RELAXED); }
+
+/* glibc's vfork child runs in its parent's memory with its own fd table: what it closes or dups before
+ * exec must not change the parent's table. Checked only where the table changes, never per read/write. */
+static int may_change(void) { return active() && getpid() == sobas_proc.pid; }
+static int logging(void) { return sobas_proc.cfg.log_path[0] != '\0'; }
+
+static const char *const role_names[] = {"none", "receiver", "sender", "both"};
+static const char *const origin_names[] = {"connect", "accept", "inherited"};
+
+/* Mostly-one-way flows get the role of their direction; 8:1 leaves request/response chatter out. */
+static enum sobas_role role_of(const struct sobas_flow *f) {
+  uint64_t rx = __atomic_load_n(&f->app[SOBAS_RX], __ATOMIC_RELAXED);
+  uint64_t tx = __atomic_load_n(&f->app[SOBAS_TX], __ATOMIC_RELAXED);
+  if (rx == 0 && tx == 0) return SOBAS_ROLE_NONE;
+  if (rx >= 8 * tx) return SOBAS_ROLE_RECEIVER;
+  if (tx >= 8 * rx) return SOBAS_ROLE_SENDER;
+  return SOBAS_ROLE_BOTH;
+}
+
+static int addr_from_sockaddr(struct sobas_addr *out, const struct sockaddr *sa, socklen_t len) {
+  memset(out, 0, sizeof *out);
+  if (!sa) return -1;
+  if (sa->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+    out->family = AF_INET;
+    out->port = ntohs(in->sin_port);
+    memcpy(out->addr, &in->sin_addr, 4);
+    return 0;
+  }
+  if (sa->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+    out->family = AF_INET6;
+    out->port = ntohs(in6->sin6_port);
+    memcpy(out->addr, &in6->sin6_addr, 16);
+    return 0;
+  }
+  return -1;
+}
+
+static int is_loopback(const struct sobas_addr *a) {
+  static const uint8_t v6_loop[16] = {[15] = 1};
+  static const uint8_t v4_mapped[12] = {[10] = 0xff, [11] = 0xff};
+  if (a->family == AF_INET) return a->addr[0] == 127;
+  if (a->family == AF_INET6)
+    return memcmp(a->addr, v6_loop, 16) == 0 || (memcmp(a->addr, v4_mapped, 12) == 0 && a->addr[12] == 127);
+  return 0;
+}
+
+static int name_of(int fd, struct sobas_addr *out, int peer) {
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  /* getpeername/getsockname are not interposed: the plain libc calls are the real ones. */
+  int r = peer ? getpeername(fd, (struct sockaddr *)&ss, &len) : getsockname(fd, (struct sockaddr *)&ss, &len);
+  return r == 0 ? addr_from_sockaddr(out, (struct sockaddr *)&ss, len) : -1;
+}
+
+/* TCP_INFO, read by the length this kernel returns: fields past it stay 0 and are flagged absent. */
+static int take_sample(int fd, struct sobas_sample *s) {
+  union {
+    struct tcp_info ti;
+    unsigned char raw[512];
+  } u;
+  memset(&u, 0, sizeof u);
+  socklen_t len = sizeof u;
+  if (libc_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &u, &len) != 0) return -errno;
+  const struct tcp_info *ti = &u.ti;
+  memset(s, 0, sizeof *s);
+  s->t_ns = sobas_now_ns();
+  s->state = ti->tcpi_state;
+  s->bytes_received = ti->tcpi_bytes_received;
+  s->bytes_acked = ti->tcpi_bytes_acked;
+  s->rcv_rtt_us = ti->tcpi_rcv_rtt;
+  s->rtt_us = ti->tcpi_rtt;
+  s->min_rtt_us = ti->tcpi_min_rtt;
+  s->snd_cwnd = ti->tcpi_snd_cwnd;
+  s->snd_mss = ti->tcpi_snd_mss;
+  s->rcv_space = ti->tcpi_rcv_space;
+  s->total_retrans = ti->tcpi_total_retrans;
+  if (len >= offsetof(struct tcp_info, tcpi_rcv_ooopack) + 4) {
+    s->rcv_ooopack = ti->tcpi_rcv_ooopack;
+    s->have |= SOBAS_HAVE_RCV_OOOPACK;
+  }
+  /* tcpi_rcv_wnd (Linux 6.2+) follows tcpi_snd_wnd; Debian 12's uapi headers predate it, so it is read
+   * at its ABI offset. Checked on 6.18 against `ss -tin` rcv_wnd (docs/kernel-facts.md). */
+  size_t rcv_wnd_off = offsetof(struct tcp_info, tcpi_snd_wnd) + 4;
+  if (len >= rcv_wnd_off + 4) {
+    memcpy(&s->rcv_wnd, u.raw + rcv_wnd_off, 4);
+    s->have |= SOBAS_HAVE_RCV_WND;
+  }
+  return 0;
+}
+
+static int try_lock(struct sobas_flow *f) {
+  uint32_t expected = 0;
+  /* acquire: the sampler sees the previous holder's writes to the measurement state */
+  return __atomic_compare_exchange_n(&f->busy, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+static void unlock(struct sobas_flow *f) { __atomic_store_n(&f->busy, 0, __ATOMIC_RELEASE); }
+
+static void log_flow_line(const struct sobas_flow *f, const char *event, const char *fmt_tail, ...)
+    __attribute__((format(printf, 3, 4)));
+static void log_flow_line(const struct sobas_flow *f, const char *event, const char *fmt_tail, ...) {
+  char line[768];
+  int64_t t_ms = (sobas_now_ns() - f->t_open_ns) / 1000000;
+  int n = snprintf(line, sizeof line, "sobas pid=%d comm=%s flow=%llu ev=%s t_ms=%lld ", sobas_proc.pid,
+                   program_invocation_short_name, (unsigned long long)f->id, event, (long long)t_ms);
+  va_list ap;
+  va_start(ap, fmt_tail);
+  n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt_tail, ap);
+  va_end(ap);
+  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+  line[n++] = '\n';
+  sobas_log_append(sobas_proc.cfg.log_path, line, (size_t)n);
+}
+
+static void announce(int fd, struct sobas_flow *f) {
+  f->flags |= SOBAS_FLOW_ANNOUNCED;
+  name_of(fd, &f->local, 0);
+  if (f->peer.family == 0) name_of(fd, &f->peer, 1);
+  if (!logging()) return;
+  char l[64], p[64];
+  sobas_fmt_addr(l, sizeof l, &f->local);
+  sobas_fmt_addr(p, sizeof p, &f->peer);
+  log_flow_line(f, "open", "local=%s peer=%s origin=%s", l, p, origin_names[f->origin]);
+}
+
+static void log_window(const struct sobas_flow *f, const struct sobas_window *w, enum sobas_role role) {
+  const struct sobas_sample *s = &f->last;
+  log_flow_line(f, "window",
+                "role=%s dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu rtt_us=%u rcv_rtt_us=%u "
+                "srtt_us=%u min_rtt_us=%u rcv_wnd=%u rcv_space=%u cwnd=%u retrans=%u ooo=%u",
+                role_names[role], (long long)((w->t_end_ns - w->t_start_ns) / 1000),
+                (unsigned long long)w->rx_bytes, (unsigned long long)w->tx_bytes,
+                (unsigned long long)w->rx_rate_bps, (unsigned long long)w->tx_rate_bps, w->rtt_us, s->rcv_rtt_us,
+                s->rtt_us, s->min_rtt_us, s->rcv_wnd, s->rcv_space, s->snd_cwnd, w->retrans, w->ooopack);
+}
+
+static void drop_flow(struct sobas_flow *f, int fd);
+
+/* A sample that fails or goes backwards means the fd no longer names this socket: it was closed
+ * behind our back (a raw syscall, glibc-internal close) and its number reused. */
+static void forget_stale(int fd, struct sobas_flow *f) {
+  if (sobas_ft_cas(&sobas_proc.ft, fd, SOBAS_SLOT(SOBAS_FD_FLOW, 0, f->index + 1), 0)) drop_flow(f, -1);
+}
+
+/* Samples now, under the flow's lock; returns -1 when the fd turned out stale. */
+static int sample_locked(int fd, struct sobas_flow *f) {
+  struct sobas_sample s;
+  if (take_sample(fd, &s) != 0) return -1;
+  enum sobas_role role = role_of(f);
+  struct sobas_window w;
+  enum sobas_meas_result r = sobas_meas_feed(&f->meas, &sobas_proc.cfg.meas, role, &s, &w);
+  if (r == SOBAS_MEAS_REGRESSED) return -1;
+  f->last = s;
+  f->flags |= SOBAS_FLOW_SAMPLED;
+  if (r == SOBAS_MEAS_WINDOW) {
+    uint64_t total = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED) + __atomic_load_n(&f->app[1], __ATOMIC_RELAXED);
+    f->windows++;
+    f->app_at_window = total;
+    if (logging()) log_window(f, &w, role);
+  }
+  return 0;
+}
+
+/* App bytes between clock reads: a quarter of the last window's bytes, so a window closes at most
+ * ~25% late, and a flow at 10 Gb/s reads the clock a few thousand times a second, not per call. */
+static uint64_t stride_of(const struct sobas_flow *f, uint64_t total) {
+  uint64_t st = f->windows ? (total - f->app_at_window) / 4 : STRIDE_MIN;
+  return st < STRIDE_MIN ? STRIDE_MIN : st > STRIDE_MAX ? STRIDE_MAX : st;
+}
+
+void sobas_track_check(int fd, struct sobas_flow *f) {
+  KEEP_ERRNO;
+  if (!active() || !try_lock(f)) return;
+  uint64_t total = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED) + __atomic_load_n(&f->app[1], __ATOMIC_RELAXED);
+  if (!(f->flags & SOBAS_FLOW_ANNOUNCED)) announce(fd, f);
+  if (!(f->flags & SOBAS_FLOW_BULK)) {
+    if (total < sobas_proc.cfg.bulk_bytes) {
+      __atomic_store_n(&f->next_check, sobas_proc.cfg.bulk_bytes, __ATOMIC_RELAXED);
+      unlock(f);
+      return;
+    }
+    f->flags |= SOBAS_FLOW_BULK;
+  }
+  int64_t due = sobas_meas_due_ns(&f->meas);
+  int stale = 0;
+  if (due == 0 || sobas_now_ns() >= due) stale = sample_locked(fd, f) != 0;
+  __atomic_store_n(&f->next_check, total + stride_of(f, total), __ATOMIC_RELAXED);
+  unlock(f);
+  if (stale) forget_stale(fd, f);
+}
+
+static void log_close(int fd, struct sobas_flow *f) {
+  if (fd >= 0 && (logging() || (f->flags & SOBAS_FLOW_BULK))) sample_locked(fd, f);
+  if (!logging()) return;
+  char l[64], p[64];
+  sobas_fmt_addr(l, sizeof l, &f->local);
+  sobas_fmt_addr(p, sizeof p, &f->peer);
+  enum sobas_role role = role_of(f);
+  log_flow_line(f, "close",
+                "local=%s peer=%s role=%s app_rx=%llu app_tx=%llu bytes_received=%llu bytes_acked=%llu retrans=%u "
+                "windows=%llu",
+                l, p, role_names[role], (unsigned long long)f->app[SOBAS_RX], (unsigned long long)f->app[SOBAS_TX],
+                (unsigned long long)f->last.bytes_received, (unsigned long long)f->last.bytes_acked,
+                f->last.total_retrans, (unsigned long long)f->windows);
+}
+
+/* Drops one fd's reference; the last one records the close (sampling through fd if it is still open,
+ * fd = -1 if not) and frees the record. */
+static void drop_flow(struct sobas_flow *f, int fd) {
+  if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  /* A thread that loaded the slot before it was cleared may still be sampling: wait it out briefly,
+   * and skip the close record rather than block if it does not let go. */
+  int locked = 0;
+  for (int spin = 0; spin < 1000 && !(locked = try_lock(f)); spin++) __builtin_ia32_pause();
+  if (locked && active() && (f->flags & SOBAS_FLOW_ANNOUNCED)) log_close(fd, f);
+  if (locked) unlock(f);
+  sobas_ft_flow_free(&sobas_proc.ft, f);
+}
+
+static void drop_slot(int fd, sobas_slot old) {
+  if (sobas_slot_kind(old) == SOBAS_FD_FLOW) drop_flow(sobas_ft_slot_flow(&sobas_proc.ft, old), fd);
+}
+
+/* Points fd at `s`, releasing whatever the number held before (a stale flow from an fd closed behind
+ * our back). */
+static void set_slot(int fd, sobas_slot s) { drop_slot(-1, sobas_ft_swap(&sobas_proc.ft, fd, s)); }
+
+/* New flow for a connected TCP socket, or SKIP for one we do not track. */
+static void start_flow(int fd, const struct sobas_addr *peer, uint64_t inode, enum sobas_flow_origin origin,
+                       unsigned fd_flags) {
+  if (is_loopback(peer) && !sobas_proc.cfg.track_loopback) {
+    set_slot(fd, SOBAS_SLOT(SOBAS_FD_SKIP, fd_flags, 0));
+    return;
+  }
+  struct sobas_flow *f = sobas_ft_find_inode(&sobas_proc.ft, inode);
+  if (!f) {
+    f = sobas_ft_flow_alloc(&sobas_proc.ft);
+    if (!f) { /* pool exhausted: the fd passes through untracked */
+      set_slot(fd, SOBAS_SLOT(SOBAS_FD_SKIP, fd_flags, 0));
+      return;
+    }
+    f->inode = inode;
+    f->peer = *peer;
+    f->origin = (uint8_t)origin;
+    f->t_open_ns = sobas_now_ns();
+    __atomic_sub_fetch(&f->refs, 1, __ATOMIC_RELAXED); /* sobas_ft_flow_slot takes the fd's reference */
+  } else {
+    __atomic_sub_fetch(&f->refs, 1, __ATOMIC_RELAXED); /* find_inode's reference becomes the slot's */
+  }
+  sobas_slot s = sobas_ft_flow_slot(f) | SOBAS_SLOT(0, fd_flags, 0);
+  set_slot(fd, s);
+}
+
+void sobas_track_socket(int fd, int domain, int type, int protocol) {
+  KEEP_ERRNO;
+  if (fd < 0 || !may_change()) return;
+  int tcp = (domain == AF_INET || domain == AF_INET6) && (type & 0xf) == SOCK_STREAM &&
+            (protocol == 0 || protocol == IPPROTO_TCP);
+  set_slot(fd, SOBAS_SLOT(tcp ? SOBAS_FD_TCP : SOBAS_FD_OTHER, 0, 0));
+}
+
+void sobas_track_socketpair(const int sv[2]) {
+  KEEP_ERRNO;
+  if (!may_change()) return;
+  set_slot(sv[0], SOBAS_SLOT(SOBAS_FD_OTHER, 0, 0));
+  set_slot(sv[1], SOBAS_SLOT(SOBAS_FD_OTHER, 0, 0));
+}
+
+void sobas_track_connect(int fd, const struct sockaddr *addr, socklen_t len) {
+  KEEP_ERRNO;
+  if (!may_change()) return;
+  sobas_slot s = sobas_ft_get(&sobas_proc.ft, fd);
+  struct sobas_addr peer;
+  if (sobas_slot_kind(s) != SOBAS_FD_TCP || addr_from_sockaddr(&peer, addr, len) != 0) return;
+  start_flow(fd, &peer, 0, SOBAS_ORIGIN_CONNECT, sobas_slot_flags(s));
+}
+
+void sobas_track_accept(int lfd, int nfd, const struct sockaddr *addr, const socklen_t *len) {
+  KEEP_ERRNO;
+  if (nfd < 0 || !may_change()) return;
+  if (sobas_slot_kind(sobas_ft_get(&sobas_proc.ft, lfd)) != SOBAS_FD_TCP) {
+    set_slot(nfd, 0); /* a listener we did not create: classify the new fd on first use */
+    return;
+  }
+  struct sobas_addr peer;
+  if ((addr && len && addr_from_sockaddr(&peer, addr, *len) == 0) || name_of(nfd, &peer, 1) == 0)
+    start_flow(nfd, &peer, 0, SOBAS_ORIGIN_ACCEPT, 0);
+  else
+    set_slot(nfd, 0);
+}
+
+void sobas_track_setsockopt(int fd, int level, int name) {
+  KEEP_ERRNO;
+  if (!active() || level != SOL_SOCKET || (name != SO_RCVBUF && name != SO_SNDBUF)) return;
+  sobas_slot s = sobas_ft_get(&sobas_proc.ft, fd);
+  unsigned k = sobas_slot_kind(s);
+  if (k != SOBAS_FD_TCP && k != SOBAS_FD_FLOW && k != SOBAS_FD_SKIP) return;
+  sobas_slot flag = SOBAS_SLOT(0, name == SO_RCVBUF ? SOBAS_FDF_APP_RCVBUF : SOBAS_FDF_APP_SNDBUF, 0);
+  sobas_ft_cas(&sobas_proc.ft, fd, s, s | flag); /* a lost race only loses the note */
+}
+
+void sobas_track_shutdown(int fd, int how) {
+  KEEP_ERRNO;
+  if (!active() || how == SHUT_RD) return;
+  sobas_slot s = sobas_ft_get(&sobas_proc.ft, fd);
+  if (sobas_slot_kind(s) != SOBAS_FD_FLOW) return;
+  struct sobas_flow *f = sobas_ft_slot_flow(&sobas_proc.ft, s);
+  if (!try_lock(f)) return;
+  int stale = (f->flags & SOBAS_FLOW_BULK) && sample_locked(fd, f) != 0;
+  unlock(f);
+  if (stale) forget_stale(fd, f);
+}
+
+void sobas_track_received_fds(const struct msghdr *msg) {
+  KEEP_ERRNO;
+  if (!msg || !msg->msg_control || !may_change()) return;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)msg); c; c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < n; i++) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      set_slot(fd, 0);
+    }
+  }
+}
+
+void sobas_track_close(int fd) {
+  KEEP_ERRNO;
+  if (sobas_ft_get(&sobas_proc.ft, fd) == 0 || !may_change()) return;
+  drop_slot(fd, sobas_ft_swap(&sobas_proc.ft, fd, 0));
+}
+
+static void drop_slot_cb(void *ctx, int fd, sobas_slot old) {
+  (void)ctx;
+  drop_slot(fd, old);
+}
+
+void sobas_track_close_range(unsigned lo, unsigned hi, int flags) {
+  KEEP_ERRNO;
+  if ((flags & CLOSE_RANGE_CLOEXEC) || !may_change()) return; /* CLOEXEC only marks fds */
+  sobas_ft_take_range(&sobas_proc.ft, lo, hi, drop_slot_cb, NULL);
+}
+
+void sobas_track_before_replace(int nfd) {
+  KEEP_ERRNO;
+  sobas_slot s = sobas_ft_get(&sobas_proc.ft, nfd);
+  if (!active() || sobas_slot_kind(s) != SOBAS_FD_FLOW) return;
+  struct sobas_flow *f = sobas_ft_slot_flow(&sobas_proc.ft, s);
+  if (__atomic_load_n(&f->refs, __ATOMIC_RELAXED) != 1 || !(f->flags & SOBAS_FLOW_BULK) || !try_lock(f)) return;
+  sample_locked(nfd, f);
+  unlock(f);
+}
+
+void sobas_track_dup(int ofd, int nfd) {
+  KEEP_ERRNO;
+  sobas_slot s = sobas_ft_get(&sobas_proc.ft, ofd);
+  if (ofd == nfd || (s == 0 && sobas_ft_get(&sobas_proc.ft, nfd) == 0) || !may_change()) return;
+  if (sobas_slot_kind(s) == SOBAS_FD_FLOW) {
+    struct sobas_flow *f = sobas_ft_slot_flow(&sobas_proc.ft, s);
+    s = sobas_ft_flow_slot(f) | SOBAS_SLOT(0, sobas_slot_flags(s), 0);
+  }
+  set_slot(nfd, s);
+}
+
+void sobas_track_stdio_replaced(void) {
+  KEEP_ERRNO;
+  if (!active()) return; /* daemon's child is a real fork: its pid was refreshed at fork */
+  for (int fd = 0; fd <= 2; fd++) set_slot(fd, SOBAS_SLOT(SOBAS_FD_OTHER, 0, 0));
+}
+
+void sobas_track_fork_child(void) {
+  /* getpid is a syscall; a quiet (sandboxed) process keeps the parent's number, which it never logs. */
+  if (!active()) return;
+  sobas_proc.pid = getpid();
+  /* Only the forking thread lives on: a sampler lock another thread held at fork is orphaned. */
+  for (uint32_t c = 0; c < SOBAS_FLOW_CHUNKS && sobas_proc.ft.flow_chunks[c]; c++)
+    for (uint32_t i = 0; i < SOBAS_FLOW_CHUNK; i++) sobas_proc.ft.flow_chunks[c][i].busy = 0;
+}
+
+void sobas_track_exit(void) {
+  if (!may_change()) return;
+  sobas_ft_take_range(&sobas_proc.ft, 0, ~0u, drop_slot_cb, NULL);
+  sobas_track_quiet(); /* later destructors' I/O passes straight through */
+}
+
+void sobas_track_quiet(void) { __atomic_store_n(&sobas_proc.active, 0, __ATOMIC_RELAXED); }
+
+void sobas_track_classify(int fd, int dir, size_t n) {
+  KEEP_ERRNO;
+  if ((unsigned)fd >= SOBAS_FD_LIMIT || !may_change()) return;
+  sobas_slot s = sobas_ft_get(&sobas_proc.ft, fd);
+  uint64_t inode = 0;
+  if (sobas_slot_kind(s) == SOBAS_FD_UNKNOWN) {
+    struct stat st;
+    int proto = 0, domain = 0;
+    socklen_t l1 = sizeof proto, l2 = sizeof domain;
+    if (fstat(fd, &st) != 0) return; /* cannot happen after a successful read; stay unknown */
+    if (!S_ISSOCK(st.st_mode) || libc_getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l1) != 0 ||
+        libc_getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l2) != 0 || proto != IPPROTO_TCP ||
+        (domain != AF_INET && domain != AF_INET6)) {
+      sobas_ft_cas(&sobas_proc.ft, fd, s, SOBAS_SLOT(SOBAS_FD_OTHER, 0, 0));
+      return;
+    }
+    inode = (uint64_t)st.st_ino;
+  }
+  struct sobas_addr peer;
+  if (name_of(fd, &peer, 1) != 0) {
+    /* Data moved on an unconnected TCP socket: nothing to measure (e.g. a listener's error path). */
+    sobas_ft_cas(&sobas_proc.ft, fd, s, SOBAS_SLOT(SOBAS_FD_OTHER, sobas_slot_flags(s), 0));
+    return;
+  }
+  start_flow(fd, &peer, inode, inode ? SOBAS_ORIGIN_INHERITED : SOBAS_ORIGIN_CONNECT, sobas_slot_flags(s));
+  /* count the bytes that revealed it (only once it is a flow: a slot that failed to store stays unknown) */
+  if (sobas_slot_kind(sobas_ft_get(&sobas_proc.ft, fd)) == SOBAS_FD_FLOW) sobas_track_io(fd, dir, (ssize_t)n);
+}

@@ -1,0 +1,103 @@
+// measure_test.cc — 2·RTT measurement windows from synthetic TCP_INFO samples.
+#include <gtest/gtest.h>
+
+extern "C" {
+#include "measure.h"
+}
+
+namespace {
+
+constexpr int64_t kMs = 1000000;
+
+sobas_sample at(int64_t t_ms, uint64_t rx, uint64_t tx = 0, uint32_t rcv_rtt_us = 40000, uint32_t rtt_us = 40000) {
+  sobas_sample s{};
+  s.t_ns = t_ms * kMs;
+  s.bytes_received = rx;
+  s.bytes_acked = tx;
+  s.rcv_rtt_us = rcv_rtt_us;
+  s.rtt_us = rtt_us;
+  return s;
+}
+
+class MeasureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sobas_meas_params_default(&p);
+    sobas_meas_init(&m);
+  }
+  sobas_meas_params p;
+  sobas_meas m;
+  sobas_window w{};
+};
+
+TEST_F(MeasureTest, FirstSampleOnlyOpensAWindow) {
+  auto s = at(0, 0);
+  EXPECT_EQ(sobas_meas_due_ns(&m), 0);
+  EXPECT_EQ(sobas_meas_feed(&m, &p, SOBAS_ROLE_RECEIVER, &s, &w), SOBAS_MEAS_PENDING);
+  EXPECT_EQ(sobas_meas_due_ns(&m), 80 * kMs);  // 2 × 40 ms
+}
+
+TEST_F(MeasureTest, WindowClosesAfterTwoRttWithTheRate) {
+  auto s0 = at(0, 0), s1 = at(79, 500000), s2 = at(80, 1000000);
+  sobas_meas_feed(&m, &p, SOBAS_ROLE_RECEIVER, &s0, &w);
+  EXPECT_EQ(sobas_meas_feed(&m, &p, SOBAS_ROLE_RECEIVER, &s1, &w), SOBAS_MEAS_PENDING);
+  ASSERT_EQ(sobas_meas_feed(&m, &p, SOBAS_ROLE_RECEIVER, &s2, &w), SOBAS_MEAS_WINDOW);
+  EXPECT_EQ(w.rx_bytes, 1000000u);
+  EXPECT_EQ(w.rx_rate_bps, 100000000u);  // 1 MB in 80 ms = 100 Mb/s
+  EXPECT_EQ(w.rtt_us, 40000u);
+  EXPECT_EQ(w.t_end_ns - w.t_start_ns, 80 * kMs);
+  EXPECT_EQ(sobas_meas_due_ns(&m), 160 * kMs);  // next window starts where this one ended
+}
+
+TEST_F(MeasureTest, ReceiverUsesItsOwnRttSenderTheSmoothedOne) {
+  auto s = at(0, 0, 0, 30000, 50000);
+  EXPECT_EQ(sobas_meas_rtt_us(SOBAS_ROLE_RECEIVER, &s, &p), 30000u);
+  EXPECT_EQ(sobas_meas_rtt_us(SOBAS_ROLE_SENDER, &s, &p), 50000u);
+  s.rcv_rtt_us = 0;  // a receiver before its first estimate falls back to tcpi_rtt
+  EXPECT_EQ(sobas_meas_rtt_us(SOBAS_ROLE_RECEIVER, &s, &p), 50000u);
+  s.rtt_us = 0;
+  EXPECT_EQ(sobas_meas_rtt_us(SOBAS_ROLE_RECEIVER, &s, &p), p.default_rtt_us);
+}
+
+TEST_F(MeasureTest, WindowLengthIsClamped) {
+  auto tiny = at(0, 0, 0, 20, 20);  // loopback-like 20 µs
+  EXPECT_EQ(sobas_meas_window_ns(SOBAS_ROLE_RECEIVER, &tiny, &p), 10 * kMs);
+  auto huge = at(0, 0, 0, 5000000, 5000000);
+  EXPECT_EQ(sobas_meas_window_ns(SOBAS_ROLE_RECEIVER, &huge, &p), 2000 * kMs);
+}
+
+TEST_F(MeasureTest, NewerRttStretchesTheOpenWindow) {
+  auto s0 = at(0, 0, 0, 1000, 1000);  // handshake RTT: 1 ms
+  sobas_meas_feed(&m, &p, SOBAS_ROLE_RECEIVER, &s0, &w);
+  EXPECT_EQ(sobas_meas_due_ns(&m), 10 * kMs);  // floor
+  auto s1 = at(12, 1000, 0, 40000, 40000);  // the loaded path says 40 ms
+  EXPECT_EQ(sobas_meas_feed(&m, &p, SOBAS_ROLE_RECEIVER, &s1, &w), SOBAS_MEAS_PENDING);
+  EXPECT_EQ(sobas_meas_due_ns(&m), 80 * kMs);
+}
+
+TEST_F(MeasureTest, SenderRatesAndRetransmitsAreCounted) {
+  auto s0 = at(0, 0, 0), s1 = at(100, 0, 2500000);
+  s0.total_retrans = 3;
+  s1.total_retrans = 10;
+  s1.rcv_ooopack = 4;
+  sobas_meas_feed(&m, &p, SOBAS_ROLE_SENDER, &s0, &w);
+  ASSERT_EQ(sobas_meas_feed(&m, &p, SOBAS_ROLE_SENDER, &s1, &w), SOBAS_MEAS_WINDOW);
+  EXPECT_EQ(w.tx_rate_bps, 200000000u);
+  EXPECT_EQ(w.rx_rate_bps, 0u);
+  EXPECT_EQ(w.retrans, 7u);
+  EXPECT_EQ(w.ooopack, 4u);
+}
+
+TEST_F(MeasureTest, CountersGoingBackwardsMeanAnotherSocket) {
+  auto s0 = at(0, 5000), s1 = at(100, 4000);
+  sobas_meas_feed(&m, &p, SOBAS_ROLE_RECEIVER, &s0, &w);
+  EXPECT_EQ(sobas_meas_feed(&m, &p, SOBAS_ROLE_RECEIVER, &s1, &w), SOBAS_MEAS_REGRESSED);
+}
+
+TEST_F(MeasureTest, RateOfEmptyIntervalIsZeroAndLargeValuesDoNotOverflow) {
+  EXPECT_EQ(sobas_rate_bps(1000, 0), 0u);
+  // 100 GB in 1 s: bytes·8·1e9 overflows 64 bits; the result must not.
+  EXPECT_EQ(sobas_rate_bps(100000000000ull, 1000000000), 800000000000ull);
+}
+
+}  // namespace
