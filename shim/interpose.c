@@ -256,6 +256,20 @@ EXPORT int daemon(int nochdir, int noclose) {
   return r;
 }
 
+/* exit() runs our destructor; programs that end with _exit (OpenSSH's cleanup_exit, forked children)
+ * skip it, so their flows are recorded here. */
+EXPORT __attribute__((noreturn)) void _exit(int status) {
+  sobas_track_exit();
+  libc__exit(status);
+  __builtin_unreachable();
+}
+
+EXPORT __attribute__((noreturn)) void _Exit(int status) {
+  sobas_track_exit();
+  libc__exit(status);
+  __builtin_unreachable();
+}
+
 EXPORT int prctl(int op, ...) {
   va_list ap;
   va_start(ap, op);

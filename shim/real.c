@@ -48,7 +48,7 @@ static long raw6(long nr, long a, long b, long c, long d, long e, long f) {
   (__atomic_load_n(&real_##name, __ATOMIC_RELAXED) ? real_##name(__VA_ARGS__) : RAW(nr, __VA_ARGS__))
 
 /* Real function, resolving it now if a constructor that ran before ours needed it: these have no
- * single-syscall equivalent (fork must run glibc's atfork and TLS bookkeeping). */
+ * single-syscall equivalent (exec must go through glibc's path search, daemon forks). */
 #define CALL_RESOLVED(name, ...)                                                           \
   do {                                                                                     \
     if (!__atomic_load_n(&real_##name, __ATOMIC_RELAXED))                                  \
@@ -124,9 +124,10 @@ int libc_dup2(int o, int n) { return (int)CALL_OR_RAW(dup2, SYS_dup2, o, n); }
 int libc_dup3(int o, int n, int fl) { return (int)CALL_OR_RAW(dup3, SYS_dup3, o, n, fl); }
 int libc_fcntl(int fd, int cmd, long arg) { return (int)CALL_OR_RAW(fcntl, SYS_fcntl, fd, cmd, arg); }
 int libc_fcntl64(int fd, int cmd, long arg) { return (int)CALL_OR_RAW(fcntl64, SYS_fcntl, fd, cmd, arg); }
-pid_t libc_fork(void) {
-  CALL_RESOLVED(fork);
-  return real_fork();
+void libc__exit(int status) {
+  if (real__exit) real__exit(status);
+  RAW(SYS_exit_group, status);
+  __builtin_unreachable();
 }
 int libc_daemon(int nochdir, int noclose) {
   CALL_RESOLVED(daemon);

@@ -45,7 +45,7 @@
   X(int, dup, (int))                                                                              \
   X(int, dup2, (int, int))                                                                        \
   X(int, dup3, (int, int, int))                                                                   \
-  X(pid_t, fork, (void))                                                                          \
+  X(void, _exit, (int))                                                                           \
   X(int, daemon, (int, int))                                                                      \
   X(int, execve, (const char *, char *const *, char *const *))                                    \
   X(int, execvpe, (const char *, char *const *, char *const *))                                   \

@@ -402,9 +402,18 @@ void sobas_track_fork_child(void) {
   /* getpid is a syscall; a quiet (sandboxed) process keeps the parent's number, which it never logs. */
   if (!active()) return;
   sobas_proc.pid = getpid();
-  /* Only the forking thread lives on: a sampler lock another thread held at fork is orphaned. */
   for (uint32_t c = 0; c < SOBAS_FLOW_CHUNKS && sobas_proc.ft.flow_chunks[c]; c++)
-    for (uint32_t i = 0; i < SOBAS_FLOW_CHUNK; i++) sobas_proc.ft.flow_chunks[c][i].busy = 0;
+    for (uint32_t i = 0; i < SOBAS_FLOW_CHUNK; i++) {
+      struct sobas_flow *f = &sobas_proc.ft.flow_chunks[c][i];
+      /* Only the forking thread lives on: a sampler lock another thread held at fork is orphaned. */
+      f->busy = 0;
+      /* The child records only what it moves itself: a child that never touches an inherited socket
+       * (a forked helper, a fork-per-connection parent's listener) leaves no record of it. The kernel
+       * side (bulk state, measurement window) is the socket's and carries over. */
+      f->flags &= ~SOBAS_FLOW_ANNOUNCED;
+      f->app[SOBAS_RX] = f->app[SOBAS_TX] = 0;
+      f->next_check = 0;
+    }
 }
 
 void sobas_track_exit(void) {

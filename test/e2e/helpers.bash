@@ -1,0 +1,69 @@
+# helpers.bash — shared setup for the end-to-end bats suites: build paths, the shim, log checks.
+
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+BUILD=${SOBAS_BUILD_DIR:-$REPO/build}
+SOBAS_LIB=$BUILD/shim/libsobas.so
+SOBAS_CMD=$BUILD/bin/sobas
+PROGS=$BUILD/test/programs
+# An ASan build must have its runtime first in the preload list.
+if [ -n "${SOBAS_ASAN_RUNTIME:-}" ]; then PRELOAD="$SOBAS_ASAN_RUNTIME:$SOBAS_LIB"; else PRELOAD=$SOBAS_LIB; fi
+
+. "$REPO/test/lib/netns.bash"
+
+require_root_and_build() {
+  [ "$(id -u)" = 0 ] || { echo "end-to-end tests need root (network namespaces)" >&2; return 1; }
+  [ -f "$SOBAS_LIB" ] || { echo "no $SOBAS_LIB: build first" >&2; return 1; }
+}
+
+# Runs a command line in the client namespace, plain or preloaded, capturing stdout and exit code.
+# Usage: run_cli plain|shim LOGFILE CMDLINE  → sets $out and $rc
+run_cli() {
+  local mode=$1 log=$2 cmd=$3
+  if [ "$mode" = shim ]; then
+    out=$(in_cli env LD_PRELOAD="$PRELOAD" SOBAS_LOG="$log" bash -c "$cmd" 2>"$log.stderr")
+  else
+    out=$(in_cli bash -c "$cmd" 2>/dev/null)
+  fi
+  rc=$?
+}
+
+# Runs CMDLINE in the client namespace with and without the shim; both must exit alike and print
+# the same stdout. Leaves the shim run's log in $BATS_TEST_TMPDIR/sobas.log.
+same_with_and_without_shim() {
+  local cmd=$1 log=$BATS_TEST_TMPDIR/sobas.log
+  run_cli plain /dev/null "$cmd"; local out_plain=$out rc_plain=$rc
+  run_cli shim "$log" "$cmd"
+  if [ "$rc" != "$rc_plain" ] || [ "$out" != "$out_plain" ]; then
+    echo "plain: rc=$rc_plain out=[$out_plain]" >&2
+    echo "shim:  rc=$rc out=[$out]" >&2
+    cat "$log.stderr" >&2
+    return 1
+  fi
+}
+
+# The close record of the flow to PEER in LOG with the largest FIELD value: prints that value.
+flow_bytes() {
+  local log=$1 peer=$2 field=$3
+  awk -v peer="peer=$peer" -v f="$field=" '
+    /ev=close/ && index($0, peer) {
+      for (i = 1; i <= NF; i++) if (index($i, f) == 1) { v = substr($i, length(f) + 1) + 0; if (v > best) best = v }
+    }
+    END { print best + 0 }' "$log"
+}
+
+# Asserts that LOG has a flow to PEER whose FIELD is within 1% above EXPECTED bytes.
+assert_flow_bytes() {
+  local log=$1 peer=$2 field=$3 expected=$4 got
+  got=$(flow_bytes "$log" "$peer" "$field")
+  if ! awk -v g="$got" -v e="$expected" 'BEGIN { exit !(g >= e && g <= e * 1.01) }'; then
+    echo "flow to $peer: $field=$got, expected $expected (+1%)" >&2
+    grep "peer=$peer" "$log" | grep -v ev=window >&2 || cat "$log" >&2
+    return 1
+  fi
+}
+
+# A file of N MiB of random bytes in the server namespace's view (the filesystem is shared).
+make_file() {
+  local path=$1 mib=$2
+  [ -f "$path" ] || head -c $((mib * 1024 * 1024)) /dev/urandom > "$path"
+}

@@ -1,0 +1,55 @@
+# netns.bash — two test hosts in network namespaces joined by a veth pair (sourced by tests and scripts).
+#
+#   netns_up NAME      creates NAME-srv (10.77.0.1, fd77::1) and NAME-cli (10.77.0.2, fd77::2)
+#   netns_down NAME    kills every process left in them and deletes them; safe to call twice
+#   in_srv/in_cli CMD  runs CMD in that namespace
+#
+# Names are per run (callers pass e.g. sobas-$$) so parallel runs and leftovers never collide.
+
+NETNS_SRV_IP=10.77.0.1
+NETNS_CLI_IP=10.77.0.2
+NETNS_SRV_IP6=fd77::1
+NETNS_CLI_IP6=fd77::2
+
+netns_up() {
+  local name=$1
+  netns_down "$name"
+  ip netns add "$name-srv"
+  ip netns add "$name-cli"
+  ip link add "${name:0:8}-s" type veth peer name "${name:0:8}-c"
+  ip link set "${name:0:8}-s" netns "$name-srv"
+  ip link set "${name:0:8}-c" netns "$name-cli"
+  local side dev ip ip6
+  for side in srv cli; do
+    if [ $side = srv ]; then dev="${name:0:8}-s" ip=$NETNS_SRV_IP ip6=$NETNS_SRV_IP6
+    else dev="${name:0:8}-c" ip=$NETNS_CLI_IP ip6=$NETNS_CLI_IP6; fi
+    ip -n "$name-$side" link set lo up
+    ip -n "$name-$side" addr add "$ip/24" dev "$dev"
+    ip -n "$name-$side" addr add "$ip6/64" dev "$dev" nodad
+    ip -n "$name-$side" link set "$dev" up
+  done
+}
+
+netns_down() {
+  local name=$1 ns pid
+  for ns in "$name-srv" "$name-cli"; do
+    ip netns list 2>/dev/null | grep -qw "^$ns" || continue
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+    ip netns delete "$ns" 2>/dev/null
+  done
+  return 0
+}
+
+in_srv() { ip netns exec "$NETNS_NAME-srv" "$@"; }
+in_cli() { ip netns exec "$NETNS_NAME-cli" "$@"; }
+
+# Waits until a TCP port listens in the server namespace (servers start asynchronously).
+wait_port() {
+  local port=$1 i
+  for i in $(seq 1 100); do
+    in_srv ss -Hltn "sport = :$port" | grep -q LISTEN && return 0
+    sleep 0.05
+  done
+  echo "port $port never listened" >&2
+  return 1
+}
