@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# host.bats — what a user sees: the sobas command, configuration, pass-through, exec, inherited sockets.
+
+load helpers
+
+setup() {
+  require_root_and_build
+  LOG=$BATS_TEST_TMPDIR/sobas.log
+  DATA=$BATS_TEST_TMPDIR/data
+  mkdir -p "$DATA"
+  head -c $((4 * 1024 * 1024)) /dev/urandom > "$DATA/f4"
+}
+
+teardown() {
+  [ -z "${HTTP_PID:-}" ] || kill "$HTTP_PID" 2>/dev/null || true
+}
+
+start_http() {
+  HTTP_PORT=$((20000 + RANDOM % 20000))
+  python3 -m http.server $HTTP_PORT --bind 127.0.0.1 -d "$DATA" >/dev/null 2>&1 3>&- &
+  HTTP_PID=$!
+  for _ in $(seq 1 100); do ss -Hltn "sport = :$HTTP_PORT" | grep -q LISTEN && return 0; sleep 0.05; done
+  return 1
+}
+
+@test "sobas --help and --version" {
+  run "$SOBAS_CMD" --help
+  [ "$status" -eq 0 ]
+  [[ "$output" == usage:* ]]
+  run "$SOBAS_CMD" --version
+  [ "$status" -eq 0 ]
+  [[ "$output" =~ ^sobas\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "sobas rejects bad usage with exit 2 and one clear line" {
+  run "$SOBAS_CMD"
+  [ "$status" -eq 2 ]
+  [ "$output" = "sobas: no command given; see sobas --help" ]
+  run "$SOBAS_CMD" --frobnicate true
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown option '--frobnicate'"* ]]
+  run "$SOBAS_CMD" --log relative.log true
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"absolute path"* ]]
+  run "$SOBAS_CMD" --log
+  [ "$status" -eq 2 ]
+}
+
+@test "sobas appends to an existing LD_PRELOAD and passes the exit code through" {
+  local other
+  other=$(ls /lib/x86_64-linux-gnu/libdl.so.2)
+  run env LD_PRELOAD="$other" "$SOBAS_CMD" sh -c 'echo "$LD_PRELOAD"; exit 3'
+  [ "$status" -eq 3 ]
+  [ "$output" = "$other:$SOBAS_LIB" ]
+}
+
+@test "sobas --log measures a loopback download with --loopback" {
+  start_http
+  run "$SOBAS_CMD" --loopback --log "$LOG" curl -s -o /dev/null http://127.0.0.1:$HTTP_PORT/f4
+  [ "$status" -eq 0 ]
+  assert_flow_bytes "$LOG" "127.0.0.1:$HTTP_PORT" app_rx 4194304
+}
+
+@test "loopback flows are skipped by default" {
+  start_http
+  run "$SOBAS_CMD" --log "$LOG" curl -s -o /dev/null http://127.0.0.1:$HTTP_PORT/f4
+  [ "$status" -eq 0 ]
+  [ ! -e "$LOG" ]
+}
+
+@test "SOBAS_DISABLE=1 is pure pass-through" {
+  start_http
+  run env SOBAS_DISABLE=1 SOBAS_TRACK_LOOPBACK=1 SOBAS_LOG="$LOG" SOBAS_BULK_BYTES=junk LD_PRELOAD="$PRELOAD" \
+    curl -s http://127.0.0.1:$HTTP_PORT/f4 -o /dev/null
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]      # not even the bad value is mentioned
+  [ ! -e "$LOG" ]
+}
+
+@test "a bad value gives one line naming the key and the default, and the program still runs" {
+  run env SOBAS_BULK_BYTES=lots LD_PRELOAD="$PRELOAD" sh -c 'echo fine'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 'sobas: SOBAS_BULK_BYTES="lots" is not a size (bytes, or with K/M/G); using the default (256K)' ]
+  [ "${lines[1]}" = "fine" ]
+  [ "${#lines[@]}" -eq 2 ]
+}
+
+@test "the config file is read from SOBAS_CONF_FILE, and its mistakes are reported with line numbers" {
+  start_http
+  printf 'track_loopback = yes\nlog = %s\nbogus = 1\n' "$LOG" > "$BATS_TEST_TMPDIR/sobas.conf"
+  run env SOBAS_CONF_FILE="$BATS_TEST_TMPDIR/sobas.conf" LD_PRELOAD="$PRELOAD" \
+    curl -s -o /dev/null http://127.0.0.1:$HTTP_PORT/f4
+  [ "$status" -eq 0 ]
+  [ "$output" = "sobas: $BATS_TEST_TMPDIR/sobas.conf:3: unknown key \"bogus\", ignored" ]
+  assert_flow_bytes "$LOG" "127.0.0.1:$HTTP_PORT" app_rx 4194304
+}
+
+@test "a missing SOBAS_CONF_FILE is reported once and the defaults are used" {
+  run env SOBAS_CONF_FILE=/nonexistent/sobas.conf LD_PRELOAD="$PRELOAD" true
+  [ "$status" -eq 0 ]
+  [ "$output" = 'sobas: SOBAS_CONF_FILE="/nonexistent/sobas.conf" cannot be read; using the defaults' ]
+}
+
+@test "children keep the shim even when exec'd with a cleared environment" {
+  run env LD_PRELOAD="$PRELOAD" env -i /usr/bin/env
+  [ "$status" -eq 0 ]
+  [ "$output" = "LD_PRELOAD=$SOBAS_LIB" ]
+}
+
+@test "an inherited TCP socket (cat <&3) is found on first use, once" {
+  start_http
+  run bash -c "exec 3<>/dev/tcp/127.0.0.1/$HTTP_PORT
+    printf 'GET /f4 HTTP/1.0\r\n\r\n' >&3
+    env LD_PRELOAD='$PRELOAD' SOBAS_TRACK_LOOPBACK=1 SOBAS_LOG='$LOG' cat <&3 | tail -c 4194304 | sha256sum"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(sha256sum < "$DATA/f4")" ]
+  [ "$(grep -c 'ev=open .*origin=inherited' "$LOG")" -eq 1 ]
+  grep -q "ev=close .*peer=127.0.0.1:$HTTP_PORT .*role=receiver" "$LOG"
+}
