@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,32 @@
 #include "real.h"
 #include "track.h"
 
-static void warn_stderr(void *ctx, const char *line) {
-  (void)ctx;
-  sobas_diag(line);
+/* Configuration warnings are collected during start-up and said once per process tree: a bad value
+ * under `sobas make` must not print once per compiler. The first process that reports a set of
+ * problems marks it in SOBAS_CONFIG_WARNED (a hash of the text); descendants with the same problems
+ * stay quiet. */
+struct warnings {
+  char text[4096];
+  size_t len;
+};
+static struct warnings startup_warnings; /* constructor-only, single-threaded */
+
+static void warn_collect(void *ctx, const char *line) {
+  struct warnings *w = ctx;
+  int n = snprintf(w->text + w->len, sizeof w->text - w->len, "%s\n", line);
+  if (n > 0) w->len = w->len + (size_t)n < sizeof w->text ? w->len + (size_t)n : sizeof w->text - 1;
+}
+
+static void flush_warnings(struct warnings *w) {
+  if (w->len == 0) return;
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (size_t i = 0; i < w->len; i++) h = (h ^ (unsigned char)w->text[i]) * 16777619u;
+  char mark[16];
+  snprintf(mark, sizeof mark, "%08x", h);
+  const char *seen = secure_getenv("SOBAS_CONFIG_WARNED");
+  if (seen && strcmp(seen, mark) == 0) return;
+  (void)!libc_write(2, w->text, w->len);
+  setenv("SOBAS_CONFIG_WARNED", mark, 1);
 }
 
 /* Reads at most 64 KiB of a config file into buf; returns -1 when it does not exist or cannot be read. */
@@ -39,22 +63,22 @@ static void load_config_file(struct sobas_config *c) {
   const char *explicit_path = secure_getenv("SOBAS_CONF_FILE");
   if (explicit_path) {
     if (read_small_file(explicit_path, text, sizeof text) == 0) {
-      sobas_config_parse_text(c, text, explicit_path, warn_stderr, NULL);
+      sobas_config_parse_text(c, text, explicit_path, warn_collect, &startup_warnings);
     } else {
       char line[PATH_MAX + 96];
       snprintf(line, sizeof line, "sobas: SOBAS_CONF_FILE=\"%s\" cannot be read; using the defaults", explicit_path);
-      sobas_diag(line);
+      warn_collect(&startup_warnings, line);
     }
     return;
   }
   const char *home = secure_getenv("HOME");
   if (home && snprintf(path, sizeof path, "%s/.config/sobas/sobas.conf", home) < (int)sizeof path &&
       read_small_file(path, text, sizeof text) == 0) {
-    sobas_config_parse_text(c, text, path, warn_stderr, NULL);
+    sobas_config_parse_text(c, text, path, warn_collect, &startup_warnings);
     return;
   }
   if (read_small_file("/etc/sobas/sobas.conf", text, sizeof text) == 0)
-    sobas_config_parse_text(c, text, "/etc/sobas/sobas.conf", warn_stderr, NULL);
+    sobas_config_parse_text(c, text, "/etc/sobas/sobas.conf", warn_collect, &startup_warnings);
 }
 
 static void atfork_child(void) { sobas_track_fork_child(); }
@@ -68,7 +92,8 @@ __attribute__((constructor)) static void sobas_init(void) {
   int disabled = 0;
   if (off && sobas_parse_bool(off, &disabled) == 0 && disabled) return;
   load_config_file(c);
-  sobas_config_apply_env(c, secure_getenv, warn_stderr, NULL);
+  sobas_config_apply_env(c, secure_getenv, warn_collect, &startup_warnings);
+  flush_warnings(&startup_warnings);
   if (c->disable) return;
   /* A process started inside a seccomp sandbox may be killed by any syscall its filter did not expect. */
   if (libc_prctl(PR_GET_SECCOMP, 0, 0, 0, 0) > 0) return;

@@ -1,4 +1,4 @@
-/* log.c — diagnostics on stderr and the append-only SOBAS_LOG file. */
+/* log.c — the append-only SOBAS_LOG file. */
 #include "log.h"
 
 #include <arpa/inet.h>
@@ -7,12 +7,6 @@
 #include <string.h>
 
 #include "real.h"
-
-void sobas_diag(const char *line) {
-  char buf[1024];
-  int n = snprintf(buf, sizeof buf, "%s\n", line);
-  if (n > 0) (void)!libc_write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
 
 void sobas_log_append(const char *path, const char *line, size_t len) {
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

@@ -1,13 +1,10 @@
-/* log.h — where the shim's words go: one-line diagnostics on stderr, and the SOBAS_LOG measurement log. */
+/* log.h — the SOBAS_LOG measurement log: one line per flow event, appended by every process. */
 #ifndef SOBAS_LOG_H
 #define SOBAS_LOG_H
 
 #include <stddef.h>
 
 #include "flowtable.h"
-
-/* One diagnostic line on stderr, written with a single write(2). */
-void sobas_diag(const char *line);
 
 /* Appends one line to the log at `path`. The file is opened, appended and closed each time: the shim
  * then owns no fd the host could close, dup over or inherit, and O_APPEND keeps lines from concurrent

@@ -24,46 +24,46 @@ start_http() {
 }
 
 @test "sobas --help and --version" {
-  run "$SOBAS_CMD" --help
+  run sobas_cmd --help
   [ "$status" -eq 0 ]
   [[ "$output" == usage:* ]]
-  run "$SOBAS_CMD" --version
+  run sobas_cmd --version
   [ "$status" -eq 0 ]
   [[ "$output" =~ ^sobas\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 }
 
 @test "sobas rejects bad usage with exit 2 and one clear line" {
-  run "$SOBAS_CMD"
+  run sobas_cmd
   [ "$status" -eq 2 ]
   [ "$output" = "sobas: no command given; see sobas --help" ]
-  run "$SOBAS_CMD" --frobnicate true
+  run sobas_cmd --frobnicate true
   [ "$status" -eq 2 ]
   [[ "$output" == *"unknown option '--frobnicate'"* ]]
-  run "$SOBAS_CMD" --log relative.log true
+  run sobas_cmd --log relative.log true
   [ "$status" -eq 2 ]
   [[ "$output" == *"absolute path"* ]]
-  run "$SOBAS_CMD" --log
+  run sobas_cmd --log
   [ "$status" -eq 2 ]
 }
 
 @test "sobas appends to an existing LD_PRELOAD and passes the exit code through" {
   local other
   other=$(ls /lib/x86_64-linux-gnu/libdl.so.2)
-  run env LD_PRELOAD="$other" "$SOBAS_CMD" sh -c 'echo "$LD_PRELOAD"; exit 3'
+  LD_PRELOAD="$other" run sobas_cmd sh -c 'echo "$LD_PRELOAD"; exit 3'
   [ "$status" -eq 3 ]
-  [ "$output" = "$other:$SOBAS_LIB" ]
+  [ "$output" = "${SOBAS_ASAN_RUNTIME:+$SOBAS_ASAN_RUNTIME:}$other:$SOBAS_LIB" ]
 }
 
 @test "sobas --log measures a loopback download with --loopback" {
   start_http
-  run "$SOBAS_CMD" --loopback --log "$LOG" curl -s -o /dev/null http://127.0.0.1:$HTTP_PORT/f4
+  run sobas_cmd --loopback --log "$LOG" python3 -c "$HTTP_FETCH_PY" http://127.0.0.1:$HTTP_PORT/f4
   [ "$status" -eq 0 ]
   assert_flow_bytes "$LOG" "127.0.0.1:$HTTP_PORT" app_rx 4194304
 }
 
 @test "loopback flows are skipped by default" {
   start_http
-  run "$SOBAS_CMD" --log "$LOG" curl -s -o /dev/null http://127.0.0.1:$HTTP_PORT/f4
+  run sobas_cmd --log "$LOG" python3 -c "$HTTP_FETCH_PY" http://127.0.0.1:$HTTP_PORT/f4
   [ "$status" -eq 0 ]
   [ ! -e "$LOG" ]
 }
@@ -71,7 +71,7 @@ start_http() {
 @test "SOBAS_DISABLE=1 is pure pass-through" {
   start_http
   run env SOBAS_DISABLE=1 SOBAS_TRACK_LOOPBACK=1 SOBAS_LOG="$LOG" SOBAS_BULK_BYTES=junk LD_PRELOAD="$PRELOAD" \
-    curl -s http://127.0.0.1:$HTTP_PORT/f4 -o /dev/null
+    python3 -c "$HTTP_FETCH_PY" http://127.0.0.1:$HTTP_PORT/f4
   [ "$status" -eq 0 ]
   [ -z "$output" ]      # not even the bad value is mentioned
   [ ! -e "$LOG" ]
@@ -85,11 +85,19 @@ start_http() {
   [ "${#lines[@]}" -eq 2 ]
 }
 
+@test "config warnings are said once per process tree, not once per process" {
+  run env SOBAS_BULK_BYTES=lots LD_PRELOAD="$PRELOAD" bash -c 'bash -c true; sh -c "sh -c true"; SOBAS_BULK_BYTES=more bash -c true'
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq 2 ]   # "lots" once for the whole tree, and the different problem "more" once
+  [[ "${lines[0]}" == *'"lots"'* ]]
+  [[ "${lines[1]}" == *'"more"'* ]]
+}
+
 @test "the config file is read from SOBAS_CONF_FILE, and its mistakes are reported with line numbers" {
   start_http
   printf 'track_loopback = yes\nlog = %s\nbogus = 1\n' "$LOG" > "$BATS_TEST_TMPDIR/sobas.conf"
   run env SOBAS_CONF_FILE="$BATS_TEST_TMPDIR/sobas.conf" LD_PRELOAD="$PRELOAD" \
-    curl -s -o /dev/null http://127.0.0.1:$HTTP_PORT/f4
+    python3 -c "$HTTP_FETCH_PY" http://127.0.0.1:$HTTP_PORT/f4
   [ "$status" -eq 0 ]
   [ "$output" = "sobas: $BATS_TEST_TMPDIR/sobas.conf:3: unknown key \"bogus\", ignored" ]
   assert_flow_bytes "$LOG" "127.0.0.1:$HTTP_PORT" app_rx 4194304
@@ -102,6 +110,7 @@ start_http() {
 }
 
 @test "children keep the shim even when exec'd with a cleared environment" {
+  [ -z "${SOBAS_ASAN_RUNTIME:-}" ] || skip "a sanitized libsobas.so cannot load without libasan ahead of it"
   run env LD_PRELOAD="$PRELOAD" env -i /usr/bin/env
   [ "$status" -eq 0 ]
   [ "$output" = "LD_PRELOAD=$SOBAS_LIB" ]

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# test.sh — installs dependencies, builds, and runs every test: unit and end-to-end, plain and under ASan+UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+scripts/build.sh --asan
+
+echo "== unit tests"
+ctest --test-dir build --output-on-failure
+echo "== unit tests (ASan+UBSan)"
+ctest --test-dir build-asan --output-on-failure
+
+echo "== end-to-end"
+bats test/e2e
+
+# The sanitized shim runs inside uninstrumented programs: the ASan runtime must come first in the
+# preload list. Leak checking is off: it would report the host programs' own leaks, not ours.
+echo "== end-to-end (ASan+UBSan shim)"
+SOBAS_BUILD_DIR=$PWD/build-asan \
+SOBAS_ASAN_RUNTIME=$(gcc -print-file-name=libasan.so) \
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  bats test/e2e
