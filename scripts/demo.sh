@@ -43,14 +43,15 @@ download "with sobas" "$REPO/build/bin/sobas" --log "$WORK/sobas.log"
 
 echo
 echo "== what the shim measured (SOBAS_LOG, one line per 2·RTT window)"
-grep 'ev=window' "$WORK/sobas.log" | head -5 | cut -c1-200
+awk '/ev=window/ && n++ < 5 { print substr($0, 1, 200) }' "$WORK/sobas.log"
 echo "   ..."
-awk '
-  /ev=window/ { n++; for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-                r[n] = v["rx_bps"]; rtt += v["rcv_rtt_us"]; wnd += v["rcv_wnd"] }
-  /ev=close/  { for (i = 1; i <= NF; i++) { split($i, kv, "="); c[kv[1]] = kv[2] } }
-  END {
-    asort(r); printf "windows: %d   median rate: %.1f Mb/s   mean receiver RTT: %.2f ms   mean rcv_wnd: %.0f KB\n",
-      n, r[int((n + 1) / 2)] / 1e6, rtt / n / 1000, wnd / n / 1024
-    printf "flow %s -> %s: bytes_received=%s app_rx=%s retrans=%s\n", c["peer"], c["local"], c["bytes_received"], c["app_rx"], c["retrans"]
-  }' "$WORK/sobas.log"
+field() { grep -o " $1=[^ ]*" | cut -d= -f2; }   # values of one key, one per line
+windows=$(grep -c 'ev=window' "$WORK/sobas.log")
+median_bps=$(grep 'ev=window' "$WORK/sobas.log" | field rx_bps | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+mean_rtt_us=$(grep 'ev=window' "$WORK/sobas.log" | field rcv_rtt_us | awk '{ s += $1 } END { print s / NR }')
+close=$(grep 'ev=close' "$WORK/sobas.log")
+awk -v n="$windows" -v r="$median_bps" -v t="$mean_rtt_us" \
+  'BEGIN { printf "windows: %d   median rate: %.1f Mb/s   mean receiver RTT: %.2f ms\n", n, r / 1e6, t / 1000 }'
+echo "flow $(echo "$close" | field peer) -> $(echo "$close" | field local):" \
+  "bytes_received=$(echo "$close" | field bytes_received) app_rx=$(echo "$close" | field app_rx)" \
+  "retrans=$(echo "$close" | field retrans)"
