@@ -86,9 +86,9 @@ struct sobas_flow *sobas_ft_find_inode(struct sobas_flowtable *t, uint64_t inode
   return NULL;
 }
 
-sobas_slot sobas_ft_flow_slot(struct sobas_flow *f) {
+sobas_slot sobas_ft_flow_slot(struct sobas_flow *f, unsigned flags) {
   __atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
-  return SOBAS_SLOT(SOBAS_FD_FLOW, 0, f->index + 1);
+  return SOBAS_SLOT(SOBAS_FD_FLOW, flags, f);
 }
 
 void sobas_ft_take_range(struct sobas_flowtable *t, unsigned lo, unsigned hi,

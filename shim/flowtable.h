@@ -20,14 +20,15 @@ enum sobas_fd_kind {
   SOBAS_FD_FLOW = 4,    /* tracked flow: the slot names a flow record */
 };
 
-/* A slot packs kind (bits 0-7), flags (8-15) and flow index + 1 (32-63) in one word, so one atomic
- * load on the read/write path sees a consistent slot. */
+/* A slot packs kind (bits 0-7), flags (8-15) and the flow record's address (16-63) in one word, so one
+ * atomic load on the read/write path sees a consistent slot and reaches the flow without a second
+ * lookup. x86-64 user addresses are below 2^47, so the address shifted by 16 fits. */
 typedef uint64_t sobas_slot;
-#define SOBAS_SLOT(kind, flags, flow_plus1) \
-  ((uint64_t)(kind) | ((uint64_t)(flags) << 8) | ((uint64_t)(flow_plus1) << 32))
+#define SOBAS_SLOT(kind, flags, flow) \
+  ((uint64_t)(kind) | ((uint64_t)(flags) << 8) | ((uint64_t)(uintptr_t)(flow) << 16))
 static inline unsigned sobas_slot_kind(sobas_slot s) { return (unsigned)(s & 0xff); }
 static inline unsigned sobas_slot_flags(sobas_slot s) { return (unsigned)((s >> 8) & 0xff); }
-static inline uint32_t sobas_slot_flow(sobas_slot s) { return (uint32_t)(s >> 32); }
+static inline sobas_slot sobas_slot_with_flags(sobas_slot s, unsigned flags) { return s | ((uint64_t)flags << 8); }
 
 /* Slot flags: what the application asked of the socket itself (the enforcement layer must respect it). */
 #define SOBAS_FDF_APP_RCVBUF 0x01u
@@ -93,9 +94,7 @@ static inline struct sobas_flow *sobas_ft_flow(const struct sobas_flowtable *t, 
 }
 
 /* Flow named by a FLOW slot. */
-static inline struct sobas_flow *sobas_ft_slot_flow(const struct sobas_flowtable *t, sobas_slot s) {
-  return sobas_ft_flow(t, sobas_slot_flow(s) - 1);
-}
+static inline struct sobas_flow *sobas_ft_slot_flow(sobas_slot s) { return (struct sobas_flow *)(uintptr_t)(s >> 16); }
 
 /* Replaces the slot of `fd` and returns the old one. Returns 0 without storing when fd is out of range
  * or its chunk cannot be mapped, and the store is then simply lost: the fd passes through. */
@@ -109,8 +108,8 @@ struct sobas_flow *sobas_ft_flow_alloc(struct sobas_flowtable *t);
 void sobas_ft_flow_free(struct sobas_flowtable *t, struct sobas_flow *f);
 /* A live flow whose socket has this inode, with a reference taken; NULL if none. */
 struct sobas_flow *sobas_ft_find_inode(struct sobas_flowtable *t, uint64_t inode);
-/* Slot that names flow `f`, taking a reference for the new holder. */
-sobas_slot sobas_ft_flow_slot(struct sobas_flow *f);
+/* Slot that names flow `f` (with fd flags), taking a reference for the new holder. */
+sobas_slot sobas_ft_flow_slot(struct sobas_flow *f, unsigned flags);
 
 /* Calls fn for each fd in [lo, hi] whose slot is not UNKNOWN, after resetting that slot to UNKNOWN.
  * Only mapped chunks are visited, so a close_range over 2^31 fds costs nothing for unused ranges. */

@@ -66,60 +66,60 @@ EXPORT int shutdown(int fd, int how) {
   return r;
 }
 
-/* ---- bytes in ---- */
+/* ---- bytes in (hot: the real call is inlined, see SOBAS_REAL) ---- */
 
 EXPORT ssize_t read(int fd, void *buf, size_t n) {
-  ssize_t r = libc_read(fd, buf, n);
+  ssize_t r = SOBAS_REAL(read, fd, buf, n);
   sobas_track_io(fd, SOBAS_RX, r);
   return r;
 }
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen) {
-  ssize_t r = libc___read_chk(fd, buf, n, buflen);
+  ssize_t r = SOBAS_REAL(__read_chk, fd, buf, n, buflen);
   sobas_track_io(fd, SOBAS_RX, r);
   return r;
 }
 
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt) {
-  ssize_t r = libc_readv(fd, iov, cnt);
+  ssize_t r = SOBAS_REAL(readv, fd, iov, cnt);
   sobas_track_io(fd, SOBAS_RX, r);
   return r;
 }
 
 EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
-  ssize_t r = libc_recv(fd, buf, n, flags);
+  ssize_t r = SOBAS_REAL(recv, fd, buf, n, flags);
   if (!(flags & MSG_PEEK)) sobas_track_io(fd, SOBAS_RX, r);
   return r;
 }
 
 EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags) {
-  ssize_t r = libc___recv_chk(fd, buf, n, buflen, flags);
+  ssize_t r = SOBAS_REAL(__recv_chk, fd, buf, n, buflen, flags);
   if (!(flags & MSG_PEEK)) sobas_track_io(fd, SOBAS_RX, r);
   return r;
 }
 
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr, socklen_t *len) {
-  ssize_t r = libc_recvfrom(fd, buf, n, flags, addr, len);
+  ssize_t r = SOBAS_REAL(recvfrom, fd, buf, n, flags, addr, len);
   if (!(flags & MSG_PEEK)) sobas_track_io(fd, SOBAS_RX, r);
   return r;
 }
 
 EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *addr,
                               socklen_t *len) {
-  ssize_t r = libc___recvfrom_chk(fd, buf, n, buflen, flags, addr, len);
+  ssize_t r = SOBAS_REAL(__recvfrom_chk, fd, buf, n, buflen, flags, addr, len);
   if (!(flags & MSG_PEEK)) sobas_track_io(fd, SOBAS_RX, r);
   return r;
 }
 
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
-  ssize_t r = libc_recvmsg(fd, msg, flags);
+  ssize_t r = SOBAS_REAL(recvmsg, fd, msg, flags);
   if (r >= 0 && msg->msg_controllen) sobas_track_received_fds(msg);
   if (!(flags & MSG_PEEK)) sobas_track_io(fd, SOBAS_RX, r);
   return r;
 }
 
 EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags, struct timespec *timeout) {
-  int r = libc_recvmmsg(fd, vec, n, flags, timeout);
+  int r = SOBAS_REAL(recvmmsg, fd, vec, n, flags, timeout);
   ssize_t bytes = 0;
   for (int i = 0; i < r; i++) {
     if (vec[i].msg_hdr.msg_controllen) sobas_track_received_fds(&vec[i].msg_hdr);
@@ -132,37 +132,37 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags, stru
 /* ---- bytes out ---- */
 
 EXPORT ssize_t write(int fd, const void *buf, size_t n) {
-  ssize_t r = libc_write(fd, buf, n);
+  ssize_t r = SOBAS_REAL(write, fd, buf, n);
   sobas_track_io(fd, SOBAS_TX, r);
   return r;
 }
 
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt) {
-  ssize_t r = libc_writev(fd, iov, cnt);
+  ssize_t r = SOBAS_REAL(writev, fd, iov, cnt);
   sobas_track_io(fd, SOBAS_TX, r);
   return r;
 }
 
 EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags) {
-  ssize_t r = libc_send(fd, buf, n, flags);
+  ssize_t r = SOBAS_REAL(send, fd, buf, n, flags);
   sobas_track_io(fd, SOBAS_TX, r);
   return r;
 }
 
 EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *addr, socklen_t len) {
-  ssize_t r = libc_sendto(fd, buf, n, flags, addr, len);
+  ssize_t r = SOBAS_REAL(sendto, fd, buf, n, flags, addr, len);
   sobas_track_io(fd, SOBAS_TX, r);
   return r;
 }
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
-  ssize_t r = libc_sendmsg(fd, msg, flags);
+  ssize_t r = SOBAS_REAL(sendmsg, fd, msg, flags);
   sobas_track_io(fd, SOBAS_TX, r);
   return r;
 }
 
 EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags) {
-  int r = libc_sendmmsg(fd, vec, n, flags);
+  int r = SOBAS_REAL(sendmmsg, fd, vec, n, flags);
   ssize_t bytes = 0;
   for (int i = 0; i < r; i++) bytes += vec[i].msg_len;
   sobas_track_io(fd, SOBAS_TX, bytes);
@@ -170,19 +170,19 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags) {
 }
 
 EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n) {
-  ssize_t r = libc_sendfile(out, in, off, n);
+  ssize_t r = SOBAS_REAL(sendfile, out, in, off, n);
   sobas_track_io(out, SOBAS_TX, r);
   return r;
 }
 
 EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n) {
-  ssize_t r = libc_sendfile64(out, in, off, n);
+  ssize_t r = SOBAS_REAL(sendfile64, out, in, off, n);
   sobas_track_io(out, SOBAS_TX, r);
   return r;
 }
 
 EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t n, unsigned int flags) {
-  ssize_t r = libc_splice(in, off_in, out, off_out, n, flags);
+  ssize_t r = SOBAS_REAL(splice, in, off_in, out, off_out, n, flags);
   sobas_track_io(in, SOBAS_RX, r);
   sobas_track_io(out, SOBAS_TX, r);
   return r;

@@ -9,7 +9,7 @@
 #error "sobas's raw-syscall fallback is written for x86-64 Linux"
 #endif
 
-#define SOBAS_POINTER(ret, name, params) static ret(*real_##name) params;
+#define SOBAS_POINTER(ret, name, params) ret(*sobas_real_##name) params;
 SOBAS_REAL_FUNCS(SOBAS_POINTER)
 SOBAS_REAL_VARIADIC(SOBAS_POINTER)
 #undef SOBAS_POINTER
@@ -18,7 +18,7 @@ void sobas_real_resolve(void) {
   /* Relaxed stores are enough: the constructor runs before any thread of the program exists, and a
    * pointer read as NULL by a racing early thread only means the raw-syscall path is taken once more. */
 #define SOBAS_RESOLVE(ret, name, params) \
-  __atomic_store_n(&real_##name, (ret(*) params)dlsym(RTLD_NEXT, #name), __ATOMIC_RELAXED);
+  __atomic_store_n(&sobas_real_##name, (ret(*) params)dlsym(RTLD_NEXT, #name), __ATOMIC_RELAXED);
   SOBAS_REAL_FUNCS(SOBAS_RESOLVE)
   SOBAS_REAL_VARIADIC(SOBAS_RESOLVE)
 #undef SOBAS_RESOLVE
@@ -45,14 +45,14 @@ static long raw6(long nr, long a, long b, long c, long d, long e, long f) {
 
 /* Real function when resolved, else the kernel. */
 #define CALL_OR_RAW(name, nr, ...) \
-  (__atomic_load_n(&real_##name, __ATOMIC_RELAXED) ? real_##name(__VA_ARGS__) : RAW(nr, __VA_ARGS__))
+  (__atomic_load_n(&sobas_real_##name, __ATOMIC_RELAXED) ? sobas_real_##name(__VA_ARGS__) : RAW(nr, __VA_ARGS__))
 
 /* Real function, resolving it now if a constructor that ran before ours needed it: these have no
  * single-syscall equivalent (exec must go through glibc's path search, daemon forks). */
 #define CALL_RESOLVED(name, ...)                                                           \
   do {                                                                                     \
-    if (!__atomic_load_n(&real_##name, __ATOMIC_RELAXED))                                  \
-      __atomic_store_n(&real_##name, (__typeof__(real_##name))dlsym(RTLD_NEXT, #name), __ATOMIC_RELAXED); \
+    if (!__atomic_load_n(&sobas_real_##name, __ATOMIC_RELAXED))                                  \
+      __atomic_store_n(&sobas_real_##name, (__typeof__(sobas_real_##name))dlsym(RTLD_NEXT, #name), __ATOMIC_RELAXED); \
   } while (0)
 
 int libc_socket(int d, int t, int p) { return (int)CALL_OR_RAW(socket, SYS_socket, d, t, p); }
@@ -73,20 +73,20 @@ int libc_getsockopt(int fd, int lv, int n, void *v, socklen_t *l) {
 int libc_shutdown(int fd, int how) { return (int)CALL_OR_RAW(shutdown, SYS_shutdown, fd, how); }
 ssize_t libc_read(int fd, void *b, size_t n) { return CALL_OR_RAW(read, SYS_read, fd, b, n); }
 ssize_t libc___read_chk(int fd, void *b, size_t n, size_t bl) {
-  return real___read_chk ? real___read_chk(fd, b, n, bl) : RAW(SYS_read, fd, b, n);
+  return sobas_real___read_chk ? sobas_real___read_chk(fd, b, n, bl) : RAW(SYS_read, fd, b, n);
 }
 ssize_t libc_readv(int fd, const struct iovec *v, int c) { return CALL_OR_RAW(readv, SYS_readv, fd, v, c); }
 ssize_t libc_recv(int fd, void *b, size_t n, int fl) {
-  return real_recv ? real_recv(fd, b, n, fl) : RAW(SYS_recvfrom, fd, b, n, fl, 0, 0);
+  return sobas_real_recv ? sobas_real_recv(fd, b, n, fl) : RAW(SYS_recvfrom, fd, b, n, fl, 0, 0);
 }
 ssize_t libc___recv_chk(int fd, void *b, size_t n, size_t bl, int fl) {
-  return real___recv_chk ? real___recv_chk(fd, b, n, bl, fl) : RAW(SYS_recvfrom, fd, b, n, fl, 0, 0);
+  return sobas_real___recv_chk ? sobas_real___recv_chk(fd, b, n, bl, fl) : RAW(SYS_recvfrom, fd, b, n, fl, 0, 0);
 }
 ssize_t libc_recvfrom(int fd, void *b, size_t n, int fl, struct sockaddr *a, socklen_t *l) {
   return CALL_OR_RAW(recvfrom, SYS_recvfrom, fd, b, n, fl, a, l);
 }
 ssize_t libc___recvfrom_chk(int fd, void *b, size_t n, size_t bl, int fl, struct sockaddr *a, socklen_t *l) {
-  return real___recvfrom_chk ? real___recvfrom_chk(fd, b, n, bl, fl, a, l) : RAW(SYS_recvfrom, fd, b, n, fl, a, l);
+  return sobas_real___recvfrom_chk ? sobas_real___recvfrom_chk(fd, b, n, bl, fl, a, l) : RAW(SYS_recvfrom, fd, b, n, fl, a, l);
 }
 ssize_t libc_recvmsg(int fd, struct msghdr *m, int fl) { return CALL_OR_RAW(recvmsg, SYS_recvmsg, fd, m, fl); }
 int libc_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int fl, struct timespec *t) {
@@ -95,7 +95,7 @@ int libc_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int fl, struct time
 ssize_t libc_write(int fd, const void *b, size_t n) { return CALL_OR_RAW(write, SYS_write, fd, b, n); }
 ssize_t libc_writev(int fd, const struct iovec *v, int c) { return CALL_OR_RAW(writev, SYS_writev, fd, v, c); }
 ssize_t libc_send(int fd, const void *b, size_t n, int fl) {
-  return real_send ? real_send(fd, b, n, fl) : RAW(SYS_sendto, fd, b, n, fl, 0, 0);
+  return sobas_real_send ? sobas_real_send(fd, b, n, fl) : RAW(SYS_sendto, fd, b, n, fl, 0, 0);
 }
 ssize_t libc_sendto(int fd, const void *b, size_t n, int fl, const struct sockaddr *a, socklen_t l) {
   return CALL_OR_RAW(sendto, SYS_sendto, fd, b, n, fl, a, l);
@@ -117,7 +117,7 @@ int libc_close_range(unsigned int lo, unsigned int hi, int fl) {
 }
 void libc_closefrom(int lo) {
   CALL_RESOLVED(closefrom);
-  real_closefrom(lo);
+  sobas_real_closefrom(lo);
 }
 int libc_dup(int fd) { return (int)CALL_OR_RAW(dup, SYS_dup, fd); }
 int libc_dup2(int o, int n) { return (int)CALL_OR_RAW(dup2, SYS_dup2, o, n); }
@@ -125,29 +125,29 @@ int libc_dup3(int o, int n, int fl) { return (int)CALL_OR_RAW(dup3, SYS_dup3, o,
 int libc_fcntl(int fd, int cmd, long arg) { return (int)CALL_OR_RAW(fcntl, SYS_fcntl, fd, cmd, arg); }
 int libc_fcntl64(int fd, int cmd, long arg) { return (int)CALL_OR_RAW(fcntl64, SYS_fcntl, fd, cmd, arg); }
 void libc__exit(int status) {
-  if (real__exit) real__exit(status);
+  if (sobas_real__exit) sobas_real__exit(status);
   RAW(SYS_exit_group, status);
   __builtin_unreachable();
 }
 int libc_daemon(int nochdir, int noclose) {
   CALL_RESOLVED(daemon);
-  return real_daemon(nochdir, noclose);
+  return sobas_real_daemon(nochdir, noclose);
 }
 int libc_execve(const char *p, char *const *argv, char *const *envp) {
   CALL_RESOLVED(execve);
-  return real_execve(p, argv, envp);
+  return sobas_real_execve(p, argv, envp);
 }
 int libc_execvpe(const char *f, char *const *argv, char *const *envp) {
   CALL_RESOLVED(execvpe);
-  return real_execvpe(f, argv, envp);
+  return sobas_real_execvpe(f, argv, envp);
 }
 int libc_fexecve(int fd, char *const *argv, char *const *envp) {
   CALL_RESOLVED(fexecve);
-  return real_fexecve(fd, argv, envp);
+  return sobas_real_fexecve(fd, argv, envp);
 }
 int libc_prctl(int op, unsigned long a, unsigned long b, unsigned long c, unsigned long d) {
   return (int)CALL_OR_RAW(prctl, SYS_prctl, op, a, b, c, d);
 }
 long libc_syscall(long nr, long a, long b, long c, long d, long e, long f) {
-  return real_syscall ? real_syscall(nr, a, b, c, d, e, f) : raw6(nr, a, b, c, d, e, f);
+  return sobas_real_syscall ? sobas_real_syscall(nr, a, b, c, d, e, f) : raw6(nr, a, b, c, d, e, f);
 }

@@ -69,6 +69,20 @@ int libc_fcntl64(int fd, int cmd, long arg);
 int libc_prctl(int op, unsigned long a, unsigned long b, unsigned long c, unsigned long d);
 long libc_syscall(long nr, long a, long b, long c, long d, long e, long f);
 
+/* The resolved functions (NULL until the constructor ran). */
+#define SOBAS_DECLARE_POINTER(ret, name, params) \
+  extern ret(*sobas_real_##name) params __attribute__((visibility("hidden")));
+SOBAS_REAL_FUNCS(SOBAS_DECLARE_POINTER)
+SOBAS_REAL_VARIADIC(SOBAS_DECLARE_POINTER)
+#undef SOBAS_DECLARE_POINTER
+
+/* The real call inlined where it is hot: the resolved pointer, or libc_X's fallback before that. */
+#define SOBAS_REAL(name, ...)                                                               \
+  __extension__({                                                                           \
+    __typeof__(sobas_real_##name) f_ = __atomic_load_n(&sobas_real_##name, __ATOMIC_RELAXED); \
+    __builtin_expect(f_ != 0, 1) ? f_(__VA_ARGS__) : libc_##name(__VA_ARGS__);               \
+  })
+
 /* Resolves every real symbol with dlsym(RTLD_NEXT). Called once from the shim's constructor; until then
  * the socket and I/O calls go straight to the kernel with raw syscalls and the process-level calls
  * (fork, exec*, daemon, closefrom) resolve themselves on first use. */

@@ -166,9 +166,10 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
 static void drop_flow(struct sobas_flow *f, int fd);
 
 /* A sample that fails or goes backwards means the fd no longer names this socket: it was closed
- * behind our back (a raw syscall, glibc-internal close) and its number reused. */
-static void forget_stale(int fd, struct sobas_flow *f) {
-  if (sobas_ft_cas(&sobas_proc.ft, fd, SOBAS_SLOT(SOBAS_FD_FLOW, 0, f->index + 1), 0)) drop_flow(f, -1);
+ * behind our back (a raw syscall, glibc-internal close) and its number reused. `s` is the slot the
+ * caller read: the drop happens only if nothing changed it since. */
+static void forget_stale(int fd, struct sobas_flow *f, sobas_slot s) {
+  if (sobas_ft_cas(&sobas_proc.ft, fd, s, 0)) drop_flow(f, -1);
 }
 
 /* Samples now, under the flow's lock; returns -1 when the fd turned out stale. */
@@ -197,7 +198,7 @@ static uint64_t stride_of(const struct sobas_flow *f, uint64_t total) {
   return st < STRIDE_MIN ? STRIDE_MIN : st > STRIDE_MAX ? STRIDE_MAX : st;
 }
 
-void sobas_track_check(int fd, struct sobas_flow *f) {
+void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s) {
   KEEP_ERRNO;
   if (!active() || !try_lock(f)) return;
   uint64_t total = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED) + __atomic_load_n(&f->app[1], __ATOMIC_RELAXED);
@@ -215,7 +216,7 @@ void sobas_track_check(int fd, struct sobas_flow *f) {
   if (due == 0 || sobas_now_ns() >= due) stale = sample_locked(fd, f) != 0;
   __atomic_store_n(&f->next_check, total + stride_of(f, total), __ATOMIC_RELAXED);
   unlock(f);
-  if (stale) forget_stale(fd, f);
+  if (stale) forget_stale(fd, f, s);
 }
 
 static void log_close(int fd, struct sobas_flow *f) {
@@ -247,7 +248,7 @@ static void drop_flow(struct sobas_flow *f, int fd) {
 }
 
 static void drop_slot(int fd, sobas_slot old) {
-  if (sobas_slot_kind(old) == SOBAS_FD_FLOW) drop_flow(sobas_ft_slot_flow(&sobas_proc.ft, old), fd);
+  if (sobas_slot_kind(old) == SOBAS_FD_FLOW) drop_flow(sobas_ft_slot_flow(old), fd);
 }
 
 /* Points fd at `s`, releasing whatever the number held before (a stale flow from an fd closed behind
@@ -276,8 +277,7 @@ static void start_flow(int fd, const struct sobas_addr *peer, uint64_t inode, en
   } else {
     __atomic_sub_fetch(&f->refs, 1, __ATOMIC_RELAXED); /* find_inode's reference becomes the slot's */
   }
-  sobas_slot s = sobas_ft_flow_slot(f) | SOBAS_SLOT(0, fd_flags, 0);
-  set_slot(fd, s);
+  set_slot(fd, sobas_ft_flow_slot(f, fd_flags));
 }
 
 void sobas_track_socket(int fd, int domain, int type, int protocol) {
@@ -324,8 +324,8 @@ void sobas_track_setsockopt(int fd, int level, int name) {
   sobas_slot s = sobas_ft_get(&sobas_proc.ft, fd);
   unsigned k = sobas_slot_kind(s);
   if (k != SOBAS_FD_TCP && k != SOBAS_FD_FLOW && k != SOBAS_FD_SKIP) return;
-  sobas_slot flag = SOBAS_SLOT(0, name == SO_RCVBUF ? SOBAS_FDF_APP_RCVBUF : SOBAS_FDF_APP_SNDBUF, 0);
-  sobas_ft_cas(&sobas_proc.ft, fd, s, s | flag); /* a lost race only loses the note */
+  unsigned flag = name == SO_RCVBUF ? SOBAS_FDF_APP_RCVBUF : SOBAS_FDF_APP_SNDBUF;
+  sobas_ft_cas(&sobas_proc.ft, fd, s, sobas_slot_with_flags(s, flag)); /* a lost race only loses the note */
 }
 
 void sobas_track_shutdown(int fd, int how) {
@@ -333,11 +333,11 @@ void sobas_track_shutdown(int fd, int how) {
   if (!active() || how == SHUT_RD) return;
   sobas_slot s = sobas_ft_get(&sobas_proc.ft, fd);
   if (sobas_slot_kind(s) != SOBAS_FD_FLOW) return;
-  struct sobas_flow *f = sobas_ft_slot_flow(&sobas_proc.ft, s);
+  struct sobas_flow *f = sobas_ft_slot_flow(s);
   if (!try_lock(f)) return;
   int stale = (f->flags & SOBAS_FLOW_BULK) && sample_locked(fd, f) != 0;
   unlock(f);
-  if (stale) forget_stale(fd, f);
+  if (stale) forget_stale(fd, f, s);
 }
 
 void sobas_track_received_fds(const struct msghdr *msg) {
@@ -375,7 +375,7 @@ void sobas_track_before_replace(int nfd) {
   KEEP_ERRNO;
   sobas_slot s = sobas_ft_get(&sobas_proc.ft, nfd);
   if (!active() || sobas_slot_kind(s) != SOBAS_FD_FLOW) return;
-  struct sobas_flow *f = sobas_ft_slot_flow(&sobas_proc.ft, s);
+  struct sobas_flow *f = sobas_ft_slot_flow(s);
   if (__atomic_load_n(&f->refs, __ATOMIC_RELAXED) != 1 || !(f->flags & SOBAS_FLOW_BULK) || !try_lock(f)) return;
   sample_locked(nfd, f);
   unlock(f);
@@ -386,8 +386,8 @@ void sobas_track_dup(int ofd, int nfd) {
   sobas_slot s = sobas_ft_get(&sobas_proc.ft, ofd);
   if (ofd == nfd || (s == 0 && sobas_ft_get(&sobas_proc.ft, nfd) == 0) || !may_change()) return;
   if (sobas_slot_kind(s) == SOBAS_FD_FLOW) {
-    struct sobas_flow *f = sobas_ft_slot_flow(&sobas_proc.ft, s);
-    s = sobas_ft_flow_slot(f) | SOBAS_SLOT(0, sobas_slot_flags(s), 0);
+    struct sobas_flow *f = sobas_ft_slot_flow(s);
+    s = sobas_ft_flow_slot(f, sobas_slot_flags(s));
   }
   set_slot(nfd, s);
 }

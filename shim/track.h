@@ -52,7 +52,7 @@ void sobas_track_quiet(void);
 
 /* Slow paths of sobas_track_io (out of line so the fast path stays small). */
 void sobas_track_classify(int fd, int dir, size_t n);
-void sobas_track_check(int fd, struct sobas_flow *f);
+void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s);
 
 /* After a read/write-like call moved n bytes on fd: the hot path. One slot load for fds that are not
  * tracked flows; for flows two relaxed atomics and a compare, the clock only every `stride` bytes. */
@@ -61,10 +61,10 @@ static inline void sobas_track_io(int fd, int dir, ssize_t n) {
   sobas_slot s = sobas_ft_get(&sobas_proc.ft, fd);
   unsigned kind = sobas_slot_kind(s);
   if (kind == SOBAS_FD_FLOW) {
-    struct sobas_flow *f = sobas_ft_slot_flow(&sobas_proc.ft, s);
+    struct sobas_flow *f = sobas_ft_slot_flow(s);
     uint64_t total = __atomic_add_fetch(&f->app[dir], (uint64_t)n, __ATOMIC_RELAXED) +
                      __atomic_load_n(&f->app[dir ^ 1], __ATOMIC_RELAXED);
-    if (total >= __atomic_load_n(&f->next_check, __ATOMIC_RELAXED)) sobas_track_check(fd, f);
+    if (total >= __atomic_load_n(&f->next_check, __ATOMIC_RELAXED)) sobas_track_check(fd, f, s);
   } else if (kind == SOBAS_FD_UNKNOWN || kind == SOBAS_FD_TCP) {
     sobas_track_classify(fd, dir, (size_t)n);
   }

@@ -36,8 +36,9 @@ count() { grep -c -- "$1" "$LOG" || true; }
 @test "close_range and closefrom over every other fd mid-transfer" {
   run_preloaded close_range_mid
   [ "$status" -eq 0 ]
-  # the surviving flow kept its record across the sweep: both halves counted on one flow
+  # both ends kept their records across the sweeps: both halves counted on one flow each
   [ "$(count 'ev=close.*app_tx=8388608 ')" -eq 1 ]
+  [ "$(count 'ev=close.*app_rx=8388608 ')" -eq 1 ]
 }
 
 @test "dup2 over a live socket" {

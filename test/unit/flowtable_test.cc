@@ -67,12 +67,16 @@ TEST_F(FlowTableTest, FlowsGetFreshIdsAndAreReused) {
   EXPECT_EQ(sobas_ft_flow(&t, c->index), c);
 }
 
-TEST_F(FlowTableTest, SlotsNameFlowsAndCountReferences) {
+TEST_F(FlowTableTest, SlotsNameFlowsKeepFlagsAndCountReferences) {
   sobas_flow *f = sobas_ft_flow_alloc(&t);
-  sobas_slot s = sobas_ft_flow_slot(f);
+  sobas_slot s = sobas_ft_flow_slot(f, SOBAS_FDF_APP_SNDBUF);
   EXPECT_EQ(f->refs, 2u);
   EXPECT_EQ(sobas_slot_kind(s), (unsigned)SOBAS_FD_FLOW);
-  EXPECT_EQ(sobas_ft_slot_flow(&t, s), f);
+  EXPECT_EQ(sobas_slot_flags(s), SOBAS_FDF_APP_SNDBUF);
+  EXPECT_EQ(sobas_ft_slot_flow(s), f);
+  sobas_slot both = sobas_slot_with_flags(s, SOBAS_FDF_APP_RCVBUF);
+  EXPECT_EQ(sobas_slot_flags(both), SOBAS_FDF_APP_SNDBUF | SOBAS_FDF_APP_RCVBUF);
+  EXPECT_EQ(sobas_ft_slot_flow(both), f);
 }
 
 TEST_F(FlowTableTest, FindsLiveFlowsByInodeOnly) {
