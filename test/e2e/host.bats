@@ -32,6 +32,26 @@ start_http() {
   [[ "$output" =~ ^sobas\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 }
 
+@test "an installed tree works: sobas finds its library relative to itself" {
+  local prefix=$BATS_TEST_TMPDIR/prefix
+  cmake --install "$BUILD" --prefix "$prefix" >/dev/null
+  local lib
+  lib=$(find "$prefix" -name libsobas.so)
+  [ -f "$lib" ]
+  [ -x "$prefix/bin/sobas" ]
+  LD_PRELOAD=${SOBAS_ASAN_RUNTIME:-} run "$prefix/bin/sobas" sh -c 'echo "$LD_PRELOAD"'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$(readlink -f "$lib")" ]]
+}
+
+@test "libsobas.so exports exactly the interposed calls and needs no C++ runtime" {
+  local exported listed
+  exported=$(nm -D --defined-only "$SOBAS_LIB" | awk '$2 ~ /^[TW]$/ { print $3 }' | sort)
+  listed=$(sed -n '/global:/,/local:/p' "$REPO/shim/libsobas.map" | grep -v ':' | tr -s ' ;' '\n\n' | grep -v '^$' | sort)
+  [ "$exported" = "$listed" ]
+  ! ldd "$SOBAS_LIB" | grep -q 'libstdc++'
+}
+
 @test "sobas rejects bad usage with exit 2 and one clear line" {
   run sobas_cmd
   [ "$status" -eq 2 ]
