@@ -14,8 +14,9 @@ ctest --test-dir build-asan --output-on-failure
 tap=$(mktemp)
 trap 'rm -f "$tap"' EXIT
 
+status=0
 echo "== end-to-end"
-bats test/e2e | tee -a "$tap"
+bats test/e2e | tee -a "$tap" || status=1
 
 # The sanitized shim runs inside uninstrumented programs: the ASan runtime must come first in the
 # preload list. Leak checking is off: it would report the host programs' own leaks, not ours.
@@ -24,10 +25,11 @@ SOBAS_BUILD_DIR=$PWD/build-asan \
 SOBAS_ASAN_RUNTIME=$(gcc -print-file-name=libasan.so) \
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  bats test/e2e | tee -a "$tap"
+  bats test/e2e | tee -a "$tap" || status=1
 
 # One closing line over both end-to-end runs (the unit tests' ctest lines are above).
 skipped=$(grep -c '^ok .* # skip' "$tap" || true)
 passed=$(( $(grep -c '^ok ' "$tap" || true) - skipped ))
 failed=$(grep -c '^not ok ' "$tap" || true)
 echo "end-to-end: $passed passed, $failed failed, $skipped skipped"
+exit $status
