@@ -28,7 +28,8 @@ static void restore_errno(const int *saved) { errno = *saved; }
 static int active(void) { return __atomic_load_n(&sobas_proc.active, __ATOMIC_RELAXED); }
 
 /* glibc's vfork child runs in its parent's memory with its own fd table: what it closes or dups before
- * exec must not change the parent's table. Checked only where the table changes, never per read/write. */
+ * exec must not change the parent's table. Checked (one getpid) only on the fd set-up calls such a child
+ * makes (close of a flow, dup*, close_range, closefrom), never per read/write or per connection. */
 static int may_change(void) { return active() && getpid() == sobas_proc.pid; }
 static int logging(void) { return sobas_proc.cfg.log_path[0] != '\0'; }
 
@@ -141,11 +142,17 @@ static void log_flow_line(const struct sobas_flow *f, const char *event, const c
   sobas_log_append(sobas_proc.cfg.log_path, line, (size_t)n);
 }
 
+/* The 4-tuple is read when someone will look at it: the log, or a flow that turned bulk. A short
+ * connection that is not logged costs no syscall here. */
+static void learn_names(int fd, struct sobas_flow *f) {
+  if (f->local.family == 0) name_of(fd, &f->local, 0);
+  if (f->peer.family == 0) name_of(fd, &f->peer, 1);
+}
+
 static void announce(int fd, struct sobas_flow *f) {
   f->flags |= SOBAS_FLOW_ANNOUNCED;
-  name_of(fd, &f->local, 0);
-  if (f->peer.family == 0) name_of(fd, &f->peer, 1);
   if (!logging()) return;
+  learn_names(fd, f);
   char l[64], p[64];
   sobas_fmt_addr(l, sizeof l, &f->local);
   sobas_fmt_addr(p, sizeof p, &f->peer);
@@ -210,6 +217,7 @@ void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s) {
       return;
     }
     f->flags |= SOBAS_FLOW_BULK;
+    learn_names(fd, f);
   }
   int64_t due = sobas_meas_due_ns(&f->meas);
   int stale = 0;
@@ -282,7 +290,7 @@ static void start_flow(int fd, const struct sobas_addr *peer, uint64_t inode, en
 
 void sobas_track_socket(int fd, int domain, int type, int protocol) {
   KEEP_ERRNO;
-  if (fd < 0 || !may_change()) return;
+  if (fd < 0 || !active()) return;
   int tcp = (domain == AF_INET || domain == AF_INET6) && (type & 0xf) == SOCK_STREAM &&
             (protocol == 0 || protocol == IPPROTO_TCP);
   set_slot(fd, SOBAS_SLOT(tcp ? SOBAS_FD_TCP : SOBAS_FD_OTHER, 0, 0));
@@ -290,14 +298,14 @@ void sobas_track_socket(int fd, int domain, int type, int protocol) {
 
 void sobas_track_socketpair(const int sv[2]) {
   KEEP_ERRNO;
-  if (!may_change()) return;
+  if (!active()) return;
   set_slot(sv[0], SOBAS_SLOT(SOBAS_FD_OTHER, 0, 0));
   set_slot(sv[1], SOBAS_SLOT(SOBAS_FD_OTHER, 0, 0));
 }
 
 void sobas_track_connect(int fd, const struct sockaddr *addr, socklen_t len) {
   KEEP_ERRNO;
-  if (!may_change()) return;
+  if (!active()) return;
   sobas_slot s = sobas_ft_get(&sobas_proc.ft, fd);
   struct sobas_addr peer;
   if (sobas_slot_kind(s) != SOBAS_FD_TCP || addr_from_sockaddr(&peer, addr, len) != 0) return;
@@ -306,7 +314,7 @@ void sobas_track_connect(int fd, const struct sockaddr *addr, socklen_t len) {
 
 void sobas_track_accept(int lfd, int nfd, const struct sockaddr *addr, const socklen_t *len) {
   KEEP_ERRNO;
-  if (nfd < 0 || !may_change()) return;
+  if (nfd < 0 || !active()) return;
   if (sobas_slot_kind(sobas_ft_get(&sobas_proc.ft, lfd)) != SOBAS_FD_TCP) {
     set_slot(nfd, 0); /* a listener we did not create: classify the new fd on first use */
     return;
@@ -342,7 +350,7 @@ void sobas_track_shutdown(int fd, int how) {
 
 void sobas_track_received_fds(const struct msghdr *msg) {
   KEEP_ERRNO;
-  if (!msg || !msg->msg_control || !may_change()) return;
+  if (!msg || !msg->msg_control || !active()) return;
   for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)msg); c; c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -354,9 +362,12 @@ void sobas_track_received_fds(const struct msghdr *msg) {
   }
 }
 
+/* Only a flow's slot is released: other kinds may stay, since a number can come back as a socket only
+ * through socket(), accept() or dup, which overwrite the slot (a file opened there passes through as
+ * before, an unconnected-TCP slot reclassifies itself on first I/O). */
 void sobas_track_close(int fd) {
   KEEP_ERRNO;
-  if (sobas_ft_get(&sobas_proc.ft, fd) == 0 || !may_change()) return;
+  if (sobas_slot_kind(sobas_ft_get(&sobas_proc.ft, fd)) != SOBAS_FD_FLOW || !may_change()) return;
   drop_slot(fd, sobas_ft_swap(&sobas_proc.ft, fd, 0));
 }
 
@@ -426,7 +437,7 @@ void sobas_track_quiet(void) { __atomic_store_n(&sobas_proc.active, 0, __ATOMIC_
 
 void sobas_track_classify(int fd, int dir, size_t n) {
   KEEP_ERRNO;
-  if ((unsigned)fd >= SOBAS_FD_LIMIT || !may_change()) return;
+  if ((unsigned)fd >= SOBAS_FD_LIMIT || !active()) return;
   sobas_slot s = sobas_ft_get(&sobas_proc.ft, fd);
   uint64_t inode = 0;
   if (sobas_slot_kind(s) == SOBAS_FD_UNKNOWN) {
