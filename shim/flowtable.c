@@ -19,7 +19,7 @@ static void *chunk_get_or_map(void **slot, size_t bytes) {
   if (!fresh) return NULL;
   void *expected = NULL;
   /* release: the zeroed chunk is visible before the pointer; pairs with the acquire loads above and in
-   * sobas_ft_get / sobas_ft_flow. */
+   * sobas_ft_get and in the pool scans. */
   if (__atomic_compare_exchange_n(slot, &expected, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return fresh;
   munmap(fresh, bytes);
   return expected;
@@ -55,7 +55,6 @@ struct sobas_flow *sobas_ft_flow_alloc(struct sobas_flowtable *t) {
           !__atomic_compare_exchange_n(&f->used, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         continue;
       memset((char *)f + sizeof f->used, 0, sizeof *f - sizeof f->used);
-      f->index = c * SOBAS_FLOW_CHUNK + i;
       f->refs = 1;
       f->id = __atomic_add_fetch(&t->next_id, 1, __ATOMIC_RELAXED);
       return f;

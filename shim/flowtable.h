@@ -51,7 +51,6 @@ struct sobas_addr {
 /* Flow flags, guarded by the flow's `busy` lock. */
 #define SOBAS_FLOW_ANNOUNCED 0x01u /* "open" recorded, local address read */
 #define SOBAS_FLOW_BULK 0x02u      /* moved bulk_bytes: measured from now on */
-#define SOBAS_FLOW_SAMPLED 0x04u   /* `last` holds a kernel sample */
 
 enum sobas_flow_origin { SOBAS_ORIGIN_CONNECT = 0, SOBAS_ORIGIN_ACCEPT = 1, SOBAS_ORIGIN_INHERITED = 2 };
 
@@ -59,7 +58,6 @@ struct sobas_flow {
   uint32_t used;  /* 0 free, 1 taken (atomic) */
   uint32_t refs;  /* fds naming this flow (atomic) */
   uint32_t busy;  /* sampler try-lock: a thread that finds it taken just skips (atomic) */
-  uint32_t index;
   uint64_t id;    /* per-process sequence number, for logs */
   uint64_t inode; /* socket inode when known (inherited fds), merges fds that share one socket */
   uint64_t app[2];     /* bytes the process read [0] and wrote [1] (atomic) */
@@ -72,7 +70,8 @@ struct sobas_flow {
   struct sobas_meas meas;
   struct sobas_sample last;
   uint64_t windows;
-  uint64_t app_at_window; /* app bytes when the current window opened: sizes the check stride */
+  uint64_t app_at_window;   /* app bytes when the current window opened */
+  uint64_t app_last_window; /* app bytes the last closed window moved: sizes the check stride */
 };
 
 struct sobas_flowtable {
@@ -86,11 +85,6 @@ static inline sobas_slot sobas_ft_get(const struct sobas_flowtable *t, int fd) {
   if ((unsigned)fd >= SOBAS_FD_LIMIT) return 0;
   sobas_slot *c = __atomic_load_n(&t->fd_chunks[(unsigned)fd >> SOBAS_FD_CHUNK_BITS], __ATOMIC_ACQUIRE);
   return c ? __atomic_load_n(&c[(unsigned)fd & (SOBAS_FD_CHUNK - 1)], __ATOMIC_ACQUIRE) : 0;
-}
-
-static inline struct sobas_flow *sobas_ft_flow(const struct sobas_flowtable *t, uint32_t index) {
-  struct sobas_flow *c = __atomic_load_n(&t->flow_chunks[index / SOBAS_FLOW_CHUNK], __ATOMIC_ACQUIRE);
-  return &c[index % SOBAS_FLOW_CHUNK];
 }
 
 /* Flow named by a FLOW slot. */

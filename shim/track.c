@@ -188,10 +188,10 @@ static int sample_locked(int fd, struct sobas_flow *f) {
   enum sobas_meas_result r = sobas_meas_feed(&f->meas, &sobas_proc.cfg.meas, role, &s, &w);
   if (r == SOBAS_MEAS_REGRESSED) return -1;
   f->last = s;
-  f->flags |= SOBAS_FLOW_SAMPLED;
   if (r == SOBAS_MEAS_WINDOW) {
     uint64_t total = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED) + __atomic_load_n(&f->app[1], __ATOMIC_RELAXED);
     f->windows++;
+    f->app_last_window = total - f->app_at_window;
     f->app_at_window = total;
     if (logging()) log_window(f, &w, role);
   }
@@ -200,8 +200,8 @@ static int sample_locked(int fd, struct sobas_flow *f) {
 
 /* App bytes between clock reads: a quarter of the last window's bytes, so a window closes at most
  * ~25% late, and a flow at 10 Gb/s reads the clock a few thousand times a second, not per call. */
-static uint64_t stride_of(const struct sobas_flow *f, uint64_t total) {
-  uint64_t st = f->windows ? (total - f->app_at_window) / 4 : STRIDE_MIN;
+static uint64_t stride_of(const struct sobas_flow *f) {
+  uint64_t st = f->app_last_window / 4;
   return st < STRIDE_MIN ? STRIDE_MIN : st > STRIDE_MAX ? STRIDE_MAX : st;
 }
 
@@ -222,7 +222,7 @@ void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s) {
   int64_t due = sobas_meas_due_ns(&f->meas);
   int stale = 0;
   if (due == 0 || sobas_now_ns() >= due) stale = sample_locked(fd, f) != 0;
-  __atomic_store_n(&f->next_check, total + stride_of(f, total), __ATOMIC_RELAXED);
+  __atomic_store_n(&f->next_check, total + stride_of(f), __ATOMIC_RELAXED);
   unlock(f);
   if (stale) forget_stale(fd, f, s);
 }
