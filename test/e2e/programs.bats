@@ -58,9 +58,8 @@ teardown_file() {
 
 @test "wget downloads 64 MiB identically and the shim logs the flow's bytes" {
   skip_under_asan wget
-  same_with_and_without_shim "wget -q -O $BATS_TEST_TMPDIR/out http://$NETNS_SRV_IP:8080/f64 && sha256sum < $BATS_TEST_TMPDIR/out"
-  [ "$out" = "$(sha256sum < "$DATA/f64")" ]
-  assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:8080" bytes_received $SIZE
+  assert_transfer "wget -q -O $BATS_TEST_TMPDIR/out http://$NETNS_SRV_IP:8080/f64" \
+    "$BATS_TEST_TMPDIR/out" "$DATA/f64" "$NETNS_SRV_IP:8080" bytes_received
   assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:8080" app_rx $SIZE
   grep -q "ev=open .*local=$NETNS_CLI_IP:[0-9]* peer=$NETNS_SRV_IP:8080 origin=connect" "$BATS_TEST_TMPDIR/sobas.log"
   [ "$(grep -c ev=window "$BATS_TEST_TMPDIR/sobas.log")" -ge 3 ]
@@ -83,36 +82,30 @@ teardown_file() {
 }
 
 @test "rsync from an rsync daemon" {
-  same_with_and_without_shim "rm -f $BATS_TEST_TMPDIR/out; rsync rsync://$NETNS_SRV_IP/data/f64 $BATS_TEST_TMPDIR/out && sha256sum < $BATS_TEST_TMPDIR/out"
-  [ "$out" = "$(sha256sum < "$DATA/f64")" ]
-  assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:873" bytes_received $SIZE
+  assert_transfer "rsync rsync://$NETNS_SRV_IP/data/f64 $BATS_TEST_TMPDIR/out" \
+    "$BATS_TEST_TMPDIR/out" "$DATA/f64" "$NETNS_SRV_IP:873" bytes_received
 }
 
 @test "rsync over ssh" {
-  same_with_and_without_shim "rm -f $BATS_TEST_TMPDIR/out; rsync -e 'ssh $SSHOPTS' root@$NETNS_SRV_IP:$DATA/f64 $BATS_TEST_TMPDIR/out && sha256sum < $BATS_TEST_TMPDIR/out"
-  [ "$out" = "$(sha256sum < "$DATA/f64")" ]
-  assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:22" bytes_received $SIZE
+  assert_transfer "rsync -e 'ssh $SSHOPTS' root@$NETNS_SRV_IP:$DATA/f64 $BATS_TEST_TMPDIR/out" \
+    "$BATS_TEST_TMPDIR/out" "$DATA/f64" "$NETNS_SRV_IP:22" bytes_received
 }
 
 @test "scp download and upload" {
-  same_with_and_without_shim "scp $SSHOPTS root@$NETNS_SRV_IP:$DATA/f64 $BATS_TEST_TMPDIR/out && sha256sum < $BATS_TEST_TMPDIR/out"
-  [ "$out" = "$(sha256sum < "$DATA/f64")" ]
-  assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:22" bytes_received $SIZE
+  assert_transfer "scp $SSHOPTS root@$NETNS_SRV_IP:$DATA/f64 $BATS_TEST_TMPDIR/out" \
+    "$BATS_TEST_TMPDIR/out" "$DATA/f64" "$NETNS_SRV_IP:22" bytes_received
   rm -f "$BATS_TEST_TMPDIR/sobas.log"
-  same_with_and_without_shim "scp $SSHOPTS $DATA/f64 root@$NETNS_SRV_IP:$BATS_TEST_TMPDIR/up && sha256sum < $BATS_TEST_TMPDIR/up"
-  [ "$out" = "$(sha256sum < "$DATA/f64")" ]
   # A sender's bytes_acked may trail by what is still in flight when it closes: app_tx is exact.
-  assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:22" app_tx $SIZE
+  assert_transfer "scp $SSHOPTS $DATA/f64 root@$NETNS_SRV_IP:$BATS_TEST_TMPDIR/up" \
+    "$BATS_TEST_TMPDIR/up" "$DATA/f64" "$NETNS_SRV_IP:22" app_tx
 }
 
 @test "scp against a preloaded sshd: the sandboxed child survives and the server side is measured" {
-  same_with_and_without_shim "scp -P 2222 $SSHOPTS root@$NETNS_SRV_IP:$DATA/f64 $BATS_TEST_TMPDIR/out && sha256sum < $BATS_TEST_TMPDIR/out"
-  [ "$out" = "$(sha256sum < "$DATA/f64")" ]
-  # Two downloads went through the preloaded sshd; each server-side flow wrote the whole file.
-  [ "$(awk '/ev=close/ && /local=10.77.0.1:2222/' "$BATS_FILE_TMPDIR/sshd.log" | wc -l)" -ge 2 ]
-  for b in $(awk '/ev=close/ && /local=10.77.0.1:2222/ { for (i=1;i<=NF;i++) if ($i ~ /^app_tx=/) print substr($i,8) }' "$BATS_FILE_TMPDIR/sshd.log" | sort -n | tail -2); do
-    awk -v g="$b" -v e=$SIZE 'BEGIN { exit !(g >= e && g <= e * 1.01) }'
-  done
+  assert_transfer "scp -P 2222 $SSHOPTS root@$NETNS_SRV_IP:$DATA/f64 $BATS_TEST_TMPDIR/out" \
+    "$BATS_TEST_TMPDIR/out" "$DATA/f64" "$NETNS_SRV_IP:2222" bytes_received
+  # Both downloads (plain and preloaded client) went through the preloaded sshd, whose server-side
+  # flow wrote the whole file each time.
+  [ "$(count_whole_flows "$BATS_FILE_TMPDIR/sshd.log" "local=$NETNS_SRV_IP:2222" app_tx $SIZE)" -eq 2 ]
   ! grep -qiE "killed|seccomp|signal" "$BATS_FILE_TMPDIR/ssh/sshd-shim.out"
 }
 
