@@ -1,0 +1,207 @@
+// wan_link_test.cc — the path emulator's queue, rate, delay and loss accounting on synthetic packet streams.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "link.h"
+#include "units.h"
+
+namespace {
+
+constexpr uint64_t kMs = 1000000;
+
+struct Link {
+  std::vector<wan_pkt> ring;
+  wan_link l{};
+  explicit Link(wan_params p, uint64_t slots = 1024) : ring(slots) {
+    EXPECT_EQ(wan_link_init(&l, &p, ring.data(), slots), 0);
+  }
+  wan_verdict offer(uint64_t t, uint32_t len) {
+    uint64_t slot;
+    return wan_link_offer(&l, t, len, &slot);
+  }
+  // Pops everything due by t, returning release times.
+  std::vector<uint64_t> drain(uint64_t t) {
+    std::vector<uint64_t> out;
+    uint64_t slot, rel;
+    uint32_t len;
+    while (wan_link_pop(&l, t, &slot, &len, &rel)) out.push_back(rel);
+    return out;
+  }
+};
+
+TEST(WanLink, SerialisationTimeIsBytesOverRate) {
+  wan_params p{};
+  p.rate_bps = 100000000;  // 100 Mb/s: 1500 B take 120 µs
+  EXPECT_EQ(wan_tx_ns(&p, 1500), 120000u);
+  p.rate_bps = 97000000;   // rounded to the nearest ns, no drift worth a packet per hour
+  EXPECT_EQ(wan_tx_ns(&p, 1500), 123711u);
+  p.rate_bps = 0;
+  EXPECT_EQ(wan_tx_ns(&p, 1500), 0u);
+}
+
+TEST(WanLink, IdleLinkAddsSerialisationPlusDelay) {
+  wan_params p{};
+  p.rate_bps = 100000000;
+  p.delay_ns = 20 * kMs;
+  Link k(p);
+  ASSERT_EQ(k.offer(1000, 1500), WAN_QUEUED);
+  EXPECT_EQ(wan_link_next_release(&k.l), 1000 + 120000 + 20 * kMs);
+  EXPECT_TRUE(k.drain(1000 + 120000 + 20 * kMs - 1).empty());
+  EXPECT_EQ(k.drain(1000 + 120000 + 20 * kMs).size(), 1u);
+  EXPECT_EQ(wan_link_next_release(&k.l), UINT64_MAX);
+}
+
+TEST(WanLink, BackToBackPacketsLeaveAtTheLinkRate) {
+  wan_params p{};
+  p.rate_bps = 1000000000;  // 1500 B = 12 µs
+  p.delay_ns = 10 * kMs;
+  Link k(p);
+  for (int i = 0; i < 100; i++) ASSERT_EQ(k.offer(0, 1500), WAN_QUEUED);
+  auto rel = k.drain(UINT64_MAX - 1);
+  ASSERT_EQ(rel.size(), 100u);
+  for (size_t i = 0; i < rel.size(); i++) EXPECT_EQ(rel[i], 10 * kMs + (i + 1) * 12000);
+  EXPECT_EQ(k.l.st.pkts_out, 100u);
+  EXPECT_EQ(k.l.st.bytes_out, 150000u);
+}
+
+TEST(WanLink, ArrivalsSlowerThanTheRateNeverQueue) {
+  wan_params p{};
+  p.rate_bps = 100000000;
+  p.limit_bytes = 1500;  // room for one packet only
+  Link k(p);
+  for (uint64_t i = 0; i < 50; i++) ASSERT_EQ(k.offer(i * 120000, 1500), WAN_QUEUED) << i;
+  EXPECT_EQ(k.l.st.drop_queue, 0u);
+  EXPECT_EQ(k.l.st.max_backlog_pkts, 1u);
+}
+
+TEST(WanLink, DropTailByBytesKeepsTheBacklogUnderTheLimit) {
+  wan_params p{};
+  p.rate_bps = 100000000;
+  p.limit_bytes = 15000;  // ten full packets, the one on the wire included
+  Link k(p);
+  int queued = 0;
+  for (int i = 0; i < 30; i++) queued += k.offer(0, 1500) == WAN_QUEUED;
+  EXPECT_EQ(queued, 10);
+  EXPECT_EQ(k.l.st.drop_queue, 20u);
+  EXPECT_EQ(k.l.st.max_backlog_bytes, 15000u);
+  // After one packet's serialisation time a slot frees, and only one.
+  EXPECT_EQ(k.offer(120000, 1500), WAN_QUEUED);
+  EXPECT_EQ(k.offer(120000, 1500), WAN_DROP_QUEUE);
+  EXPECT_EQ(wan_link_backlog(&k.l, 120000), 15000u);
+  EXPECT_EQ(wan_link_backlog(&k.l, 120000 * 11), 0u);
+}
+
+TEST(WanLink, SmallPacketsFitWhereBigOnesDoNot) {
+  wan_params p{};
+  p.rate_bps = 100000000;
+  p.limit_bytes = 3000;
+  Link k(p);
+  EXPECT_EQ(k.offer(0, 1500), WAN_QUEUED);
+  EXPECT_EQ(k.offer(0, 1460), WAN_QUEUED);
+  EXPECT_EQ(k.offer(0, 1500), WAN_DROP_QUEUE);
+  EXPECT_EQ(k.offer(0, 40), WAN_QUEUED);
+}
+
+TEST(WanLink, DropTailByPackets) {
+  wan_params p{};
+  p.rate_bps = 1000000;
+  p.limit_pkts = 3;
+  Link k(p);
+  for (int i = 0; i < 3; i++) EXPECT_EQ(k.offer(0, 40), WAN_QUEUED);
+  EXPECT_EQ(k.offer(0, 40), WAN_DROP_QUEUE);
+  EXPECT_EQ(k.l.st.max_backlog_pkts, 3u);
+}
+
+TEST(WanLink, DelayLineHoldsPacketsButNotTheBacklog) {
+  // Serialised packets waiting out the propagation delay are in flight, not queued: they must not
+  // count against DropTail, or a long path would look like a small buffer.
+  wan_params p{};
+  p.rate_bps = 100000000;
+  p.delay_ns = 100 * kMs;
+  p.limit_bytes = 3000;
+  Link k(p);
+  for (uint64_t i = 0; i < 500; i++) ASSERT_EQ(k.offer(i * 120000, 1500), WAN_QUEUED) << i;
+  EXPECT_EQ(k.l.st.drop_queue, 0u);
+  EXPECT_GT(k.l.tail - k.l.head, 400u);
+}
+
+TEST(WanLink, RunningOutOfSlotsIsCountedAsTheEmulatorsFault) {
+  wan_params p{};
+  p.delay_ns = 100 * kMs;
+  Link k(p, 4);
+  for (int i = 0; i < 4; i++) EXPECT_EQ(k.offer(0, 100), WAN_QUEUED);
+  EXPECT_EQ(k.offer(0, 100), WAN_DROP_FULL);
+  EXPECT_EQ(k.l.st.drop_full, 1u);
+  EXPECT_EQ(k.l.st.drop_queue, 0u);
+  EXPECT_EQ(k.drain(100 * kMs).size(), 4u);
+  EXPECT_EQ(k.offer(100 * kMs, 100), WAN_QUEUED);
+}
+
+TEST(WanLink, RandomLossMatchesTheProbabilityAndRepeats) {
+  wan_params p{};
+  p.loss = 0.01;
+  p.seed = 7;
+  Link a(p, 1 << 17), b(p, 1 << 17);
+  for (int i = 0; i < 100000; i++) {
+    a.offer(i, 1500);
+    b.offer(i, 1500);
+    a.drain(i);
+    b.drain(i);
+  }
+  EXPECT_NEAR(double(a.l.st.drop_loss), 1000.0, 100.0);  // ±3 sd of a binomial(1e5, 0.01)
+  EXPECT_EQ(a.l.st.drop_loss, b.l.st.drop_loss);
+  EXPECT_EQ(a.l.st.pkts_out + a.l.st.drop_loss, 100000u);
+}
+
+TEST(WanLink, LatenessIsSendTimeMinusReleaseTime) {
+  wan_params p{};
+  Link k(p);
+  wan_link_sent(&k.l, 1000, 1030);
+  wan_link_sent(&k.l, 2000, 2010);
+  wan_link_sent(&k.l, 3000, 2990);  // early is on time, not negative
+  EXPECT_EQ(k.l.st.late_sum_ns, 40u);
+  EXPECT_EQ(k.l.st.late_max_ns, 30u);
+}
+
+TEST(WanLink, RejectsASlotCountThatIsNotAPowerOfTwo) {
+  wan_params p{};
+  std::vector<wan_pkt> ring(6);
+  wan_link l;
+  EXPECT_EQ(wan_link_init(&l, &p, ring.data(), 6), -1);
+  EXPECT_EQ(wan_link_init(&l, &p, ring.data(), 1), -1);
+}
+
+TEST(WanUnits, Rates) {
+  uint64_t v;
+  ASSERT_TRUE(wan_parse_rate("97M", &v));
+  EXPECT_EQ(v, 97000000u);
+  ASSERT_TRUE(wan_parse_rate("1.5Gbit", &v));
+  EXPECT_EQ(v, 1500000000u);
+  ASSERT_TRUE(wan_parse_rate("800k", &v));
+  EXPECT_EQ(v, 800000u);
+  for (const char *bad : {"", "-1M", "1X", "10Mbytes", "nan", "inf", "0x10", " 5M", "1e30G"})
+    EXPECT_FALSE(wan_parse_rate(bad, &v)) << bad;
+}
+
+TEST(WanUnits, DurationsBytesProbabilities) {
+  uint64_t v;
+  ASSERT_TRUE(wan_parse_duration("20ms", &v));
+  EXPECT_EQ(v, 20000000u);
+  ASSERT_TRUE(wan_parse_duration("150us", &v));
+  EXPECT_EQ(v, 150000u);
+  ASSERT_TRUE(wan_parse_duration("75", &v));  // bare number: milliseconds
+  EXPECT_EQ(v, 75000000u);
+  EXPECT_FALSE(wan_parse_duration("20 ms", &v));
+  EXPECT_FALSE(wan_parse_duration("20min", &v));
+  ASSERT_TRUE(wan_parse_bytes("2.5M", &v));
+  EXPECT_EQ(v, 2500000u);
+  EXPECT_FALSE(wan_parse_bytes("2.5MB", &v));
+  double p;
+  ASSERT_TRUE(wan_parse_probability("1%", &p));
+  EXPECT_DOUBLE_EQ(p, 0.01);
+  EXPECT_FALSE(wan_parse_probability("1.5", &p));
+  EXPECT_FALSE(wan_parse_probability("-0.1", &p));
+}
+
+}  // namespace

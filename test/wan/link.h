@@ -1,0 +1,78 @@
+/* link.h — the emulated tight link of one direction: random loss, DropTail queue, rate C, delay (pure). */
+#ifndef WAN_LINK_H
+#define WAN_LINK_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct wan_params {
+  uint64_t rate_bps;    /* serialisation rate C in bit/s; 0 = infinitely fast */
+  uint64_t delay_ns;    /* constant one-way propagation delay after serialisation */
+  uint64_t limit_bytes; /* DropTail limit on the backlog in bytes; 0 = no byte limit */
+  uint32_t limit_pkts;  /* DropTail limit on the backlog in packets; 0 = no packet limit */
+  double loss;          /* probability a packet is lost before the queue, 0..1 */
+  uint64_t seed;        /* loss generator seed: runs repeat exactly */
+};
+
+/* Where each accepted packet is in its life: serialised until tx_end, released at release. */
+struct wan_pkt {
+  uint64_t tx_end_ns;
+  uint64_t release_ns;
+  uint32_t len;
+};
+
+struct wan_stats {
+  uint64_t pkts_in, bytes_in;     /* offered to the link */
+  uint64_t pkts_out, bytes_out;   /* released after the delay */
+  uint64_t drop_queue;            /* DropTail: backlog would exceed the limit */
+  uint64_t drop_loss;             /* random loss */
+  uint64_t drop_full;             /* the emulator's own slots ran out: an emulator fault, not the path's */
+  uint64_t max_backlog_bytes;
+  uint32_t max_backlog_pkts;
+  uint64_t late_sum_ns, late_max_ns; /* release lateness, reported by the caller per released packet */
+};
+
+/* One direction. Packets live in a power-of-two ring of slots the caller owns the payloads of;
+ * slot i of the ring is payload slot (i & mask). Three cursors, in order:
+ * head (next to release) <= served (first not fully serialised) <= tail (next free). */
+struct wan_link {
+  struct wan_params p;
+  struct wan_pkt *ring;
+  uint64_t mask;
+  uint64_t head, served, tail;
+  uint64_t busy_until_ns;  /* when the serialiser finishes the last accepted packet */
+  uint64_t backlog_bytes;  /* accepted, not fully serialised (the packet on the wire counts) */
+  uint32_t backlog_pkts;
+  uint64_t rng;
+  struct wan_stats st;
+};
+
+enum wan_verdict { WAN_QUEUED, WAN_DROP_LOSS, WAN_DROP_QUEUE, WAN_DROP_FULL };
+
+/* ring: caller's array of slots (a power of two >= 2) entries. Returns -1 on a bad slot count. */
+int wan_link_init(struct wan_link *l, const struct wan_params *p, struct wan_pkt *ring, uint64_t slots);
+
+/* Offers a packet of len bytes arriving at now. On WAN_QUEUED *slot is where its payload goes. */
+enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t len, uint64_t *slot);
+
+/* Release time of the oldest packet, or UINT64_MAX when none waits. */
+uint64_t wan_link_next_release(const struct wan_link *l);
+
+/* Pops the oldest packet if its release time is <= now: returns 1 and its slot/len, else 0.
+ * The caller reports the real send time with wan_link_sent (lateness is measured after the write). */
+int wan_link_pop(struct wan_link *l, uint64_t now_ns, uint64_t *slot, uint32_t *len, uint64_t *release_ns);
+void wan_link_sent(struct wan_link *l, uint64_t release_ns, uint64_t sent_ns);
+
+/* Bytes accepted and not fully serialised at now (the DropTail backlog). */
+uint64_t wan_link_backlog(struct wan_link *l, uint64_t now_ns);
+
+/* Serialisation time of len bytes at the link's rate, in ns (rounded to nearest). */
+uint64_t wan_tx_ns(const struct wan_params *p, uint32_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

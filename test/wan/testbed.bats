@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# testbed.bats — the emulated WAN is faithful: RTT, rate and DropTail losses of a 100 Mb/s / 40 ms path, and clean teardown.
+
+setup_file() {
+  REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+  export REPO WAN=${SOBAS_BUILD_DIR:-$REPO/build}/test/wan
+  [ "$(id -u)" = 0 ] || { echo "the testbed needs root" >&2; return 1; }
+  [ -x "$WAN/wanemu" ] || { echo "no $WAN/wanemu: build first" >&2; return 1; }
+  export TB=t$RANDOM
+  export ORIG_CC=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
+  "$REPO/scripts/testbed.sh" up --name "$TB" >/dev/null
+  # Servers die with the namespaces at teardown; disowned, so bats does not report their end.
+  ip netns exec "$TB-snd" "$WAN/wanping" --echo 7001 3>&- &
+  disown
+  ip netns exec "$TB-rcv" iperf3 -s -p 5201 3>&- >/dev/null 2>&1 &
+  disown
+}
+
+teardown_file() {
+  "$REPO/scripts/testbed.sh" down --name "$TB" >/dev/null
+}
+
+# Starts the emulator on the 100 Mb/s, 40 ms path with a DropTail buffer of LIMIT bytes.
+start_emu() {
+  rm -f "$BATS_TEST_TMPDIR/ready"
+  "$WAN/wanemu" --a "$TB-snd:wan0" --b "$TB-rcv:wan1" --rate 100M --delay 20ms --limit "$1" \
+    --stats "$BATS_TEST_TMPDIR/emu.json" --ready "$BATS_TEST_TMPDIR/ready" 3>&- &
+  EMU=$!
+  for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/ready" ] && return 0; sleep 0.02; done
+  return 1
+}
+
+stop_emu() {
+  kill "$EMU"
+  wait "$EMU" || true
+}
+
+emu_field() { # DIRECTION FIELD
+  python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]])" \
+    "$BATS_TEST_TMPDIR/emu.json" "$1" "$2"
+}
+
+tun_drops() {
+  ip -n "$TB-snd" -s -j link show dev wan0 | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['tx']['dropped'])"
+}
+
+@test "idle UDP ping RTT is within 1 ms of the emulated 40 ms" {
+  start_emu 500000
+  ip netns exec "$TB-rcv" "$WAN/wanping" --to 10.80.1.1:7001 --duration 2s --out "$BATS_TEST_TMPDIR/ping"
+  stop_emu
+  run python3 -c "
+import statistics, sys
+rtts = [float(l.split()[2]) / 1000 for l in open(sys.argv[1])]
+ok = [r for r in rtts if r >= 0]
+med = statistics.median(ok)
+print(f'{len(ok)}/{len(rtts)} replies, median {med:.3f} ms')
+sys.exit(0 if len(ok) == len(rtts) >= 150 and abs(med - 40) < 1 else 1)" "$BATS_TEST_TMPDIR/ping"
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
+@test "a CUBIC transfer's goodput is within 5% of the header-adjusted rate, with no TUN drops" {
+  start_emu 500000
+  d0=$(tun_drops)
+  ip netns exec "$TB-snd" iperf3 -c 10.80.2.1 -p 5201 -C cubic -t 8 -J > "$BATS_TEST_TMPDIR/iperf.json"
+  d1=$(tun_drops)
+  stop_emu
+  run python3 -c "
+import json, sys
+got = json.load(open(sys.argv[1]))['end']['sum_received']['bits_per_second']
+want = 100e6 * 1448 / 1500
+print(f'goodput {got / 1e6:.2f} Mb/s, header-adjusted C {want / 1e6:.2f} Mb/s, ratio {got / want:.3f}')
+sys.exit(0 if abs(got / want - 1) <= 0.05 else 1)" "$BATS_TEST_TMPDIR/iperf.json"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$d1" -eq "$d0" ]
+  late=$(emu_field fwd late_mean_us)
+  echo "mean release lateness $late us"
+  python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 100 else 1)" "$late"
+}
+
+@test "a 0.25-BDP buffer makes CUBIC lose packets in slow start; queue drops equal its retransmits" {
+  start_emu 125000
+  ip netns exec "$TB-snd" iperf3 -c 10.80.2.1 -p 5201 -C cubic -t 3 -J > "$BATS_TEST_TMPDIR/iperf.json"
+  stop_emu
+  drops=$(emu_field fwd drop_queue)
+  retrans=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['end']['sum_sent']['retransmits'])" \
+    "$BATS_TEST_TMPDIR/iperf.json")
+  echo "queue drops $drops, sender retransmits $retrans, reverse drops $(emu_field rev drop_queue)"
+  [ "$drops" -gt 10 ]
+  [ "$(emu_field rev drop_queue)" -eq 0 ]
+  [ "$drops" -eq "$retrans" ]
+}
+
+@test "the emulator rejects bad arguments with a clear message" {
+  run "$WAN/wanemu" --a "$TB-snd:wan0" --b "$TB-rcv:wan1" --rate 100Mbytes
+  [ "$status" -eq 2 ]
+  [[ $output == *"bad value '100Mbytes' for --rate"* ]]
+  run "$WAN/wanemu" --a nocolon --b "$TB-rcv:wan1"
+  [ "$status" -eq 2 ]
+  [[ $output == *"want NAMESPACE:DEVICE"* ]]
+  run "$WAN/wanemu" --a "nosuchns:wan0" --b "$TB-rcv:wan1"
+  [ "$status" -eq 1 ]
+  [[ $output == *"/run/netns/nosuchns"* ]]
+}
+
+@test "teardown leaves no namespace, process or host setting behind" {
+  start_emu 500000
+  "$REPO/scripts/testbed.sh" down --name "$TB" >/dev/null
+  # wanemu loses its devices with the namespaces; it must not linger.
+  wait "$EMU" || true
+  [ -z "$(ip netns list | grep "^$TB-" || true)" ]
+  [ -z "$(pgrep -f "wanemu --a $TB-" || true)" ]
+  [ ! -e "/run/sobas-testbed/$TB" ]
+  # The host's allowed congestion controls are back as they were, unless another testbed is up.
+  if [ -z "$(ls /run/sobas-testbed 2>/dev/null | grep -v allowed_cc)" ]; then
+    [ "$(sysctl -n net.ipv4.tcp_allowed_congestion_control)" = "$ORIG_CC" ]
+  fi
+  # Running 'down' twice is harmless.
+  "$REPO/scripts/testbed.sh" down --name "$TB" >/dev/null
+}

@@ -1,0 +1,365 @@
+/* wanemu.c — the WAN path emulator: forwards IP packets between two TUN devices through wan_link. */
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "link.h"
+#include "tool.h"
+
+#define SLOT_BYTES 2048u /* payload room per packet: the TUN MTU must stay below it */
+#define READ_BATCH 64    /* reads per device per loop turn, so releases are never starved */
+
+struct dir {
+  const char *name;  /* "fwd" (a→b) or "rev" (b→a) */
+  int in_fd, out_fd;
+  struct wan_link link;
+  unsigned char *payload;
+  uint64_t write_errors, oversize;
+  uint64_t watch_bytes_out; /* IP bytes released towards --watch ADDR: one flow's share of the link */
+};
+
+static uint32_t watch_addr; /* IPv4, network order; 0 = off */
+
+/* The namespaces we attached in. A TUN fd keeps its namespace alive after `ip netns delete`,
+ * invisibly; so when a namespace's name disappears, wanemu reports and exits instead. */
+struct ns_ref {
+  char path[300];
+  dev_t dev;
+  ino_t ino;
+};
+static struct ns_ref ns_refs[2];
+static int n_ns_refs;
+
+static int namespaces_gone(void) {
+  for (int i = 0; i < n_ns_refs; i++) {
+    struct stat st;
+    if (stat(ns_refs[i].path, &st) != 0 || st.st_dev != ns_refs[i].dev || st.st_ino != ns_refs[i].ino) {
+      fprintf(stderr, "wanemu: %s is gone; stopping\n", ns_refs[i].path);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+
+static void die(const char *what) {
+  fprintf(stderr, "wanemu: %s: %s\n", what, strerror(errno));
+  exit(1);
+}
+
+/* Attaches to TUN device DEV inside network namespace NS ("NS:DEV"); the fd keeps working after we
+ * leave the namespace, so one process can sit between two of them. */
+static int open_tun(const char *spec, int home_ns) {
+  char ns[256], path[300];
+  const char *colon = strchr(spec, ':');
+  if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof ns || strlen(colon + 1) >= IFNAMSIZ) {
+    fprintf(stderr, "wanemu: bad device '%s' (want NAMESPACE:DEVICE)\n", spec);
+    exit(2);
+  }
+  memcpy(ns, spec, (size_t)(colon - spec));
+  ns[colon - spec] = 0;
+  snprintf(path, sizeof path, "/run/netns/%s", ns);
+  int nsfd = open(path, O_RDONLY | O_CLOEXEC);
+  if (nsfd < 0) die(path);
+  if (setns(nsfd, CLONE_NEWNET) < 0) die("setns");
+  struct stat st;
+  if (fstat(nsfd, &st) == 0 && n_ns_refs < 2) {
+    snprintf(ns_refs[n_ns_refs].path, sizeof ns_refs[n_ns_refs].path, "%s", path);
+    ns_refs[n_ns_refs].dev = st.st_dev;
+    ns_refs[n_ns_refs].ino = st.st_ino;
+    n_ns_refs++;
+  }
+  close(nsfd);
+  int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) die("/dev/net/tun");
+  struct ifreq ifr = {0};
+  ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+  strcpy(ifr.ifr_name, colon + 1);
+  if (ioctl(fd, TUNSETIFF, &ifr) < 0) die(spec);
+  /* Back home: a process left inside a testbed namespace is killed with it, before it can report. */
+  if (setns(home_ns, CLONE_NEWNET) < 0) die("setns back");
+  return fd;
+}
+
+/* Ring size: enough slots for a full queue plus a full delay line of mid-sized packets; the rest is
+ * counted as drop_full, which makes the run invalid rather than silently wrong. */
+static uint64_t pick_slots(const struct wan_params *p) {
+  uint64_t limit = p->limit_bytes ? p->limit_bytes : (uint64_t)(p->limit_pkts ? p->limit_pkts : 10000) * 1500;
+  uint64_t in_delay = p->rate_bps ? p->rate_bps / 8 * p->delay_ns / 1000000000u : 125000000u / 100;
+  uint64_t want = 2 * (limit + in_delay) / 500 + 4096, slots = 4096;
+  while (slots < want && slots < (1u << 20)) slots <<= 1;
+  return slots;
+}
+
+static void dir_setup(struct dir *d, const char *name, int in_fd, int out_fd, const struct wan_params *p,
+                      uint64_t slots) {
+  d->name = name;
+  d->in_fd = in_fd;
+  d->out_fd = out_fd;
+  struct wan_pkt *ring = mmap(NULL, slots * sizeof *ring, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  d->payload = mmap(NULL, slots * SLOT_BYTES, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (ring == MAP_FAILED || d->payload == MAP_FAILED) die("mmap");
+  wan_link_init(&d->link, p, ring, slots);
+}
+
+static int read_batch(struct dir *d) {
+  static unsigned char scratch[65536];
+  int n = 0;
+  for (; n < READ_BATCH; n++) {
+    ssize_t r = read(d->in_fd, scratch, sizeof scratch);
+    if (r < 0 && errno != EAGAIN && errno != EINTR) {
+      /* The device went away (its namespace was deleted): nothing left to emulate. */
+      fprintf(stderr, "wanemu: %s input: %s; stopping\n", d->name, strerror(errno));
+      wan_stop = 1;
+    }
+    if (r <= 0) break; /* EAGAIN: drained */
+    if ((size_t)r > SLOT_BYTES) {
+      d->oversize++;
+      continue;
+    }
+    uint64_t slot;
+    if (wan_link_offer(&d->link, wan_now_ns(), (uint32_t)r, &slot) == WAN_QUEUED)
+      memcpy(d->payload + slot * SLOT_BYTES, scratch, (size_t)r);
+  }
+  return n;
+}
+
+static void release_due(struct dir *d) {
+  uint64_t slot, release;
+  uint32_t len;
+  while (wan_link_pop(&d->link, wan_now_ns(), &slot, &len, &release)) {
+    const unsigned char *pkt = d->payload + slot * SLOT_BYTES;
+    if (write(d->out_fd, pkt, len) != (ssize_t)len) d->write_errors++;
+    if (watch_addr && len >= 20 && (pkt[0] >> 4) == 4 && !memcmp(pkt + 16, &watch_addr, 4)) d->watch_bytes_out += len;
+    wan_link_sent(&d->link, release, wan_now_ns());
+  }
+}
+
+static void print_params(FILE *f, const struct wan_params *p) {
+  fprintf(f, "\"params\":{\"rate_bps\":%llu,\"delay_ns\":%llu,\"limit_bytes\":%llu,\"limit_pkts\":%u,\"loss\":%g}",
+          (unsigned long long)p->rate_bps, (unsigned long long)p->delay_ns,
+          (unsigned long long)p->limit_bytes, p->limit_pkts, p->loss);
+}
+
+static void print_dir(FILE *f, const struct dir *d) {
+  const struct wan_stats *s = &d->link.st;
+  fprintf(f, "\"%s\":{", d->name);
+  print_params(f, &d->link.p);
+  fprintf(f,
+          ",\"pkts_in\":%llu,\"bytes_in\":%llu,\"pkts_out\":%llu,\"bytes_out\":%llu,"
+          "\"drop_queue\":%llu,\"drop_loss\":%llu,\"drop_full\":%llu,\"oversize\":%llu,\"write_errors\":%llu,"
+          "\"max_backlog_bytes\":%llu,\"max_backlog_pkts\":%u,\"late_mean_us\":%.3f,\"late_max_us\":%.3f}",
+          (unsigned long long)s->pkts_in, (unsigned long long)s->bytes_in, (unsigned long long)s->pkts_out,
+          (unsigned long long)s->bytes_out, (unsigned long long)s->drop_queue,
+          (unsigned long long)s->drop_loss, (unsigned long long)s->drop_full,
+          (unsigned long long)d->oversize, (unsigned long long)d->write_errors,
+          (unsigned long long)s->max_backlog_bytes, s->max_backlog_pkts,
+          s->pkts_out ? (double)s->late_sum_ns / (double)s->pkts_out / 1e3 : 0.0, (double)s->late_max_ns / 1e3);
+}
+
+static void print_report(FILE *f, struct dir *fwd, struct dir *rev, uint64_t start_ns, uint64_t spin_ns) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+               ru.ru_stime.tv_usec / 1e6;
+  double wall = (double)(wan_now_ns() - start_ns) / 1e9;
+  fprintf(f, "{\"wall_s\":%.3f,\"cpu_s\":%.3f,\"cpu_pct\":%.1f,\"spin_us\":%.1f,\"slots\":[%llu,%llu],", wall,
+          cpu, wall > 0 ? 100 * cpu / wall : 0.0, (double)spin_ns / 1e3, (unsigned long long)(fwd->link.mask + 1),
+          (unsigned long long)(rev->link.mask + 1));
+  print_dir(f, fwd);
+  fputc(',', f);
+  print_dir(f, rev);
+  fputs("}\n", f);
+}
+
+/* Written to a temporary name and renamed, so a reader never sees half a report. */
+static void write_stats(const char *path, struct dir *fwd, struct dir *rev, uint64_t start_ns, uint64_t spin_ns) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) die(tmp);
+  print_report(f, fwd, rev, start_ns, spin_ns);
+  if (fclose(f) != 0 || rename(tmp, path) != 0) die(path);
+}
+
+static void usage(FILE *f) {
+  fputs("usage: wanemu --a NS:TUN --b NS:TUN [options]\n"
+        "Forwards packets between two TUN devices through an emulated tight link, a→b = fwd, b→a = rev.\n"
+        "  --rate R         serialisation rate, bit/s with k/M/G suffix (default 0 = unlimited)\n"
+        "  --delay D        one-way delay, with ns/us/ms/s suffix (default 0)\n"
+        "  --limit B        DropTail limit in bytes, k/M suffix (1000-based; default 0 = none)\n"
+        "  --limit-pkts N   DropTail limit in packets (default 0 = none)\n"
+        "  --loss P         random loss probability 0..1 (default 0)\n"
+        "  --fwd-X V, --rev-X V   the same, for one direction only (X = rate, delay, limit, limit-pkts, loss)\n"
+        "  --seed N         loss generator seed (default 1)\n"
+        "  --spin-us N      busy-wait this long before each release deadline (default 50)\n"
+        "  --stats FILE     JSON counters written at exit (default: stdout)\n"
+        "  --series FILE    one line per --interval (t_s: CLOCK_MONOTONIC), cumulative bytes, backlog now:\n"
+        "                   t_s fwd_bytes_out fwd_watch_bytes_out fwd_backlog rev_bytes_out rev_backlog\n"
+        "  --watch ADDR     count fwd bytes to this IPv4 address apart (the measured flow's host)\n"
+        "  --interval MS    series interval (default 100)\n"
+        "  --ready FILE     created once both devices are attached\n",
+        f);
+}
+
+enum { O_A = 256, O_B, O_SEED, O_SPIN, O_STATS, O_SERIES, O_INTERVAL, O_READY, O_WATCH, O_PARAM = 512 };
+static const char *param_names[] = {"rate", "delay", "limit", "limit-pkts", "loss"};
+#define NPARAM 5
+
+static void set_param(struct wan_params *p, int which, const char *v, const char *opt) {
+  int ok;
+  switch (which) {
+  case 0: ok = wan_parse_rate(v, &p->rate_bps); break;
+  case 1: ok = wan_parse_duration(v, &p->delay_ns); break;
+  case 2: ok = wan_parse_bytes(v, &p->limit_bytes); break;
+  case 3: {
+    uint64_t n;
+    ok = wan_parse_bytes(v, &n) && n <= UINT32_MAX;
+    p->limit_pkts = (uint32_t)n;
+    break;
+  }
+  default: ok = wan_parse_probability(v, &p->loss); break;
+  }
+  if (!ok) {
+    fprintf(stderr, "wanemu: bad value '%s' for --%s\n", v, opt);
+    exit(2);
+  }
+}
+
+int main(int argc, char **argv) {
+  struct option opts[3 * NPARAM + 16];
+  char names[3 * NPARAM][32];
+  int n = 0;
+  for (int i = 0; i < NPARAM; i++)
+    for (int k = 0; k < 3; k++) {
+      snprintf(names[n], sizeof names[n], "%s%s", k == 0 ? "" : k == 1 ? "fwd-" : "rev-", param_names[i]);
+      opts[n] = (struct option){names[n], required_argument, NULL, O_PARAM + i * 3 + k};
+      n++;
+    }
+  struct option fixed[] = {{"a", required_argument, NULL, O_A},        {"b", required_argument, NULL, O_B},
+                           {"seed", required_argument, NULL, O_SEED},  {"spin-us", required_argument, NULL, O_SPIN},
+                           {"stats", required_argument, NULL, O_STATS}, {"series", required_argument, NULL, O_SERIES},
+                           {"interval", required_argument, NULL, O_INTERVAL},
+                           {"ready", required_argument, NULL, O_READY}, {"watch", required_argument, NULL, O_WATCH},
+                           {"help", no_argument, NULL, 'h'},
+                           {0, 0, 0, 0}};
+  memcpy(opts + n, fixed, sizeof fixed);
+
+  struct wan_params fwd_p = {.seed = 1}, rev_p = {.seed = 2};
+  const char *a = NULL, *b = NULL, *stats = NULL, *series = NULL, *ready = NULL;
+  uint64_t spin_ns = 50000, interval_ns = 100000000, seed = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    if (c >= O_PARAM) {
+      int which = (c - O_PARAM) / 3, k = (c - O_PARAM) % 3;
+      const char *optname = names[c - O_PARAM];
+      if (k != 2) set_param(&fwd_p, which, optarg, optname);
+      if (k != 1) set_param(&rev_p, which, optarg, optname);
+      continue;
+    }
+    uint64_t v;
+    switch (c) {
+    case O_A: a = optarg; break;
+    case O_B: b = optarg; break;
+    case O_STATS: stats = optarg; break;
+    case O_SERIES: series = optarg; break;
+    case O_READY: ready = optarg; break;
+    case O_WATCH:
+      if (inet_pton(AF_INET, optarg, &watch_addr) != 1) {
+        fprintf(stderr, "wanemu: bad --watch address '%s' (IPv4)\n", optarg);
+        return 2;
+      }
+      break;
+    case O_SEED:
+    case O_SPIN:
+    case O_INTERVAL:
+      if (!wan_parse_bytes(optarg, &v)) {
+        fprintf(stderr, "wanemu: bad number '%s'\n", optarg);
+        return 2;
+      }
+      if (c == O_SEED) seed = v;
+      else if (c == O_SPIN) spin_ns = v * 1000;
+      else interval_ns = v * 1000000;
+      break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+  }
+  if (!a || !b || optind != argc || interval_ns == 0) {
+    usage(stderr);
+    return 2;
+  }
+  fwd_p.seed = seed * 2 + 1;
+  rev_p.seed = seed * 2 + 2;
+
+  int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (home < 0) die("/proc/self/ns/net");
+  int fd_a = open_tun(a, home), fd_b = open_tun(b, home);
+  close(home);
+  struct dir fwd = {0}, rev = {0};
+  dir_setup(&fwd, "fwd", fd_a, fd_b, &fwd_p, pick_slots(&fwd_p));
+  dir_setup(&rev, "rev", fd_b, fd_a, &rev_p, pick_slots(&rev_p));
+
+  /* Timer slack would add up to 50 µs to every sleep; the spin covers the rest. */
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  wan_catch_stop();
+  signal(SIGPIPE, SIG_IGN);
+
+  FILE *series_f = NULL;
+  if (series && !(series_f = fopen(series, "w"))) die(series);
+  if (ready) {
+    int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) die(ready);
+    close(fd);
+  }
+
+  uint64_t start = wan_now_ns(), next_sample = start + interval_ns, next_ns_check = start;
+  struct pollfd pfd[2] = {{.fd = fd_a, .events = POLLIN}, {.fd = fd_b, .events = POLLIN}};
+  while (!wan_stop) {
+    release_due(&fwd);
+    release_due(&rev);
+    int got = read_batch(&fwd) + read_batch(&rev);
+    uint64_t now = wan_now_ns();
+    if (series_f && now >= next_sample) {
+      fprintf(series_f, "%.3f %llu %llu %llu %llu %llu\n", (double)now / 1e9,
+              (unsigned long long)fwd.link.st.bytes_out, (unsigned long long)fwd.watch_bytes_out,
+              (unsigned long long)wan_link_backlog(&fwd.link, now),
+              (unsigned long long)rev.link.st.bytes_out, (unsigned long long)wan_link_backlog(&rev.link, now));
+      next_sample += interval_ns;
+    }
+    if (now >= next_ns_check) {
+      if (namespaces_gone()) break;
+      next_ns_check = now + 500000000u;
+    }
+    if (got) continue;
+    uint64_t next = wan_link_next_release(&fwd.link), r = wan_link_next_release(&rev.link);
+    if (r < next) next = r;
+    if (series_f && next_sample < next) next = next_sample;
+    if (next <= now + spin_ns) continue; /* spin: deadline close, keep polling the devices */
+    uint64_t wait = next == UINT64_MAX ? 500000000u : next - now - spin_ns; /* idle: still check namespaces */
+    struct timespec ts = {.tv_sec = (time_t)(wait / 1000000000u), .tv_nsec = (long)(wait % 1000000000u)};
+    if (ppoll(pfd, 2, &ts, NULL) < 0 && errno != EINTR) die("ppoll");
+  }
+  if (series_f) fclose(series_f);
+  if (stats) write_stats(stats, &fwd, &rev, start, spin_ns);
+  else print_report(stdout, &fwd, &rev, start, spin_ns);
+  return 0;
+}
