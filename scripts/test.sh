@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 scripts/build.sh --asan
+scripts/setup-venv.sh
 
 echo "== unit tests"
 ctest --test-dir build --output-on-failure
@@ -27,7 +28,12 @@ ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   bats test/e2e | tee -a "$tap" || status=1
 
-# One closing line over both end-to-end runs (the unit tests' ctest lines are above).
+# The emulated WAN is checked once, on the plain build: its tests are about timing, which a
+# sanitizer would distort, and then the benchmark's quick mode runs as a smoke test.
+echo "== WAN testbed"
+bats test/wan | tee -a "$tap" || status=1
+
+# One closing line over all the bats runs (the unit tests' ctest lines are above).
 skipped=$(grep -c '^ok .* # skip' "$tap" || true)
 passed=$(( $(grep -c '^ok ' "$tap" || true) - skipped ))
 failed=$(grep -c '^not ok ' "$tap" || true)

@@ -1,0 +1,662 @@
+#!/usr/bin/env python3
+"""wanbench.py — runs the SOBAS paper's experiments on the emulated WAN, every contender side by side.
+
+Usage (as root, testbed programs built; scripts/bench-wan.sh does all of it):
+    wanbench.py [--quick] [--only NAME[,NAME]] [--repeats N] [--out DIR] [--build DIR]
+
+Per scenario: wanemu emulates the tight link (rate C, DropTail buffer B, one-way delay, optional
+loss), cross traffic runs through it from the cross-traffic namespaces, and each contender moves
+the same number of bytes with a real program (iperf3 or an HTTP download with curl), repeated.
+Every run validates itself (TUN TX drops, emulator lateness and capacity, cross-traffic rate) and
+is reported invalid, with the reason, rather than used. Results: DIR/results.json, DIR/results.md,
+and DIR/<scenario>.png (throughput and RTT vs time per contender; for sobas the window it left).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NS = "wb"  # testbed name: namespaces wb-snd, wb-rcv, wb-xs, wb-xr
+SND, RCV, XS, XR = (f"{NS}-{h}" for h in ("snd", "rcv", "xs", "xr"))
+SND_IP, RCV_IP, XS_IP, XR_IP = "10.80.1.1", "10.80.2.1", "10.80.11.2", "10.80.12.2"
+BUF_MAX = 32 << 20  # tcp_rmem/tcp_wmem maximum in every namespace: the "max buffer" S
+MSS_FRACTION = 1448 / 1500  # TCP payload per 1500-byte IP packet with timestamps: goodput = C · this
+LATE_LIMIT_US = 100  # mean release lateness above this and the emulated path is not the one asked for
+PING_PORT, FLOOD_PORT, HTTP_PORT, IPERF_PORT, XIPERF_PORT = 7001, 7002, 8080, 5201, 5202
+
+
+# ---------------------------------------------------------------------------------------------
+# What is measured
+
+
+@dataclass
+class Cross:
+    kind: str  # "udp": unresponsive; "tcp-buffer": buffer-limited TCP; "tcp": congestion-limited TCP
+    rate: str = ""  # udp: IP bit rate
+    mix: bool = True  # udp: Internet-like packet sizes, Poisson arrivals
+    window: str = ""  # tcp-buffer: iperf3 -w per stream
+    streams: int = 1
+
+
+@dataclass
+class Scenario:
+    name: str
+    title: str
+    rate: str  # C
+    rate_bps: float
+    rtt_ms: float
+    buffer_bdp: float  # DropTail limit in units of C·RTT
+    tool: str  # "iperf3" or "http"
+    seconds: float  # transfer length at A, full mode (sets the common transfer size)
+    cross: Cross | None = None
+    loss: float = 0.0
+    contenders: list = field(default_factory=lambda: list(CONTENDERS))
+    fair_share: bool = False  # A for a congested path: the fair share next to the competing flows
+    paper: str = ""
+
+    @property
+    def bdp_bytes(self):
+        return self.rate_bps * self.rtt_ms / 1000 / 8
+
+
+# Contender -> how the run is set up. cc: sender congestion control; bufs: "auto" (Linux
+# autotuning from the namespace defaults), "max" (buffers start at the maximum, the paper's
+# non-SOBAS), or a fixed iperf3 -w size; preload: the receiver runs under libsobas.so.
+CONTENDERS = {
+    "sobas": dict(cc="cubic", bufs="auto", preload=True),
+    "max buffer": dict(cc="cubic", bufs="max", preload=False),
+    "linux default": dict(cc="cubic", bufs="auto", preload=False),
+    "bbr": dict(cc="bbr", bufs="auto", preload=False),
+}
+SWEEP = {f"S={s}": dict(cc="cubic", bufs=s, preload=False) for s in ("128K", "400K", "550K")}
+SWEEP["S=max"] = dict(cc="cubic", bufs="max", preload=False)
+
+
+def scenarios(quick):
+    g = 1e9
+    full = [
+        Scenario("sweep", "§III buffer sweep: 97 Mb/s, 40 ms, 17 Mb/s UDP cross traffic", "97M", 97e6, 40, 1.0,
+                 "iperf3", 8, Cross("udp", rate="17M"), contenders=list(SWEEP),
+                 paper="128 KB: 25.5, 400 KB: 79.6, 550 KB: 89.6 Mb/s, max: lower with losses"),
+        Scenario("gig", "fast path, no cross traffic: 1 Gb/s, 20 ms, 1 BDP", "1G", g, 20, 1.0, "iperf3", 6,
+                 paper="SOBAS 918, max buffer 649 Mb/s (A = 950)"),
+        Scenario("gig-udp", "fast path, unresponsive cross traffic (A ≈ 55% C)", "1G", g, 20, 1.0, "iperf3", 6,
+                 Cross("udp", rate="430M", mix=False), paper="SOBAS 521, max buffer 409 Mb/s (A = 550)"),
+        Scenario("gig-tcp", "fast path, buffer-limited TCP cross traffic", "1G", g, 20, 1.0, "iperf3", 6,
+                 Cross("tcp-buffer", window="280K", streams=4), paper="SOBAS 574, max buffer 452 Mb/s (A ≈ 450)"),
+        Scenario("typical", "typical path: 100 Mb/s, 40 ms, 1 BDP, 20 Mb/s UDP cross", "100M", 1e8, 40, 1.0,
+                 "http", 8, Cross("udp", rate="20M"), paper="GaTech→NYU: SOBAS 87, max buffer 48 Mb/s (A = 90)"),
+        Scenario("shallow", "typical path, shallow buffer (0.25 BDP)", "100M", 1e8, 40, 0.25, "http", 8,
+                 Cross("udp", rate="20M")),
+        Scenario("bloated", "typical path, bloated buffer (2 BDP)", "100M", 1e8, 40, 2.0, "http", 8,
+                 Cross("udp", rate="20M")),
+        Scenario("long", "long path: 50 Mb/s, 150 ms, A ≈ 40 Mb/s", "50M", 50e6, 150, 1.0, "http", 10,
+                 Cross("udp", rate="10M"), paper="GaTech→Lulea: SOBAS 33, max buffer 20 Mb/s (A = 40)"),
+        Scenario("congested", "congested path: 100 Mb/s, 40 ms, 0.01% loss + a competing CUBIC flow", "100M",
+                 1e8, 40, 1.0, "http", 8, Cross("tcp"), loss=0.0001, fair_share=True,
+                 paper="congested: S = max must win (3.1 vs 2.4 Mb/s)"),
+    ]
+    if not quick:
+        return full
+    # CI smoke: the two cheapest paths that still show a queue, short transfers, one repeat.
+    by = {s.name: s for s in full}
+    return [by["typical"], by["shallow"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes: everything started is tracked so a Ctrl-C or a failure leaves nothing behind
+
+
+class Procs:
+    def __init__(self):
+        self.live = []
+
+    def start(self, ns, argv, env=None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+        cmd = ["ip", "netns", "exec", ns] + argv if ns else argv
+        p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        self.live.append(p)
+        return p
+
+    def stop(self, p, sig=signal.SIGTERM, timeout=5):
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        if p in self.live:
+            self.live.remove(p)
+
+    def stop_all(self):
+        for p in list(self.live):
+            self.stop(p, timeout=2)
+
+
+def sh(ns, argv, check=True, timeout=None, env=None):
+    cmd = ["ip", "netns", "exec", ns] + argv if ns else argv
+    return subprocess.run(cmd, check=check, capture_output=True, text=True, timeout=timeout, env=env).stdout
+
+
+def sysctl(ns, key, value):
+    sh(ns, ["sysctl", "-qw", f"{key}={value}"])
+
+
+def tun_tx_dropped(ns, dev):
+    return json.loads(sh(None, ["ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev]))[0]["stats64"]["tx"][
+        "dropped"]
+
+
+def retrans_segs(ns):
+    lines = [l.split() for l in sh(ns, ["cat", "/proc/net/snmp"]).splitlines() if l.startswith("Tcp:")]
+    return int(lines[1][lines[0].index("RetransSegs")])
+
+
+def wait_port(ns, port, proto="t"):
+    for _ in range(200):
+        if f":{port} " in sh(ns, ["ss", f"-Hln{proto}", f"sport = :{port}"]):
+            return
+        time.sleep(0.025)
+    raise RuntimeError(f"port {port} never listened in {ns}")
+
+
+# ---------------------------------------------------------------------------------------------
+# One run
+
+
+@dataclass
+class Run:
+    scenario: str
+    contender: str
+    repeat: int
+    valid: bool = True
+    reasons: list = field(default_factory=list)
+    goodput_bps: float = 0.0
+    bytes: int = 0
+    seconds: float = 0.0
+    retrans: int = 0
+    queue_drops: int = 0
+    rtt_p50_ms: float = float("nan")
+    rtt_p95_ms: float = float("nan")
+    decision_ms: float | None = None
+    emu: dict = field(default_factory=dict)
+    series: dict = field(default_factory=dict)  # t, mbps, rtt_t, rtt_ms, win_t, win_bytes
+
+    def invalid(self, why):
+        self.valid = False
+        self.reasons.append(why)
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.build = os.path.abspath(args.build)
+        self.wan = os.path.join(self.build, "test", "wan")
+        self.shim = os.path.join(self.build, "shim", "libsobas.so")
+        self.procs = Procs()
+        self.tmp = tempfile.mkdtemp(prefix="wanbench.")
+        for exe in ("wanemu", "wanping", "wanflood"):
+            if not os.access(os.path.join(self.wan, exe), os.X_OK):
+                sys.exit(f"wanbench: {self.wan}/{exe} missing: build first (scripts/build.sh)")
+        if not os.path.exists(self.shim):
+            sys.exit(f"wanbench: {self.shim} missing: build first")
+
+    def exe(self, name):
+        return os.path.join(self.wan, name)
+
+    # -- the path --------------------------------------------------------------------------
+
+    def start_emulator(self, sc, tag):
+        limit = max(3000, int(sc.bdp_bytes * sc.buffer_bdp))
+        stats, series, ready = (os.path.join(self.tmp, f"{tag}.{x}") for x in ("emu.json", "series", "ready"))
+        argv = [self.exe("wanemu"), "--a", f"{SND}:wan0", "--b", f"{RCV}:wan1", "--rate", sc.rate,
+                "--delay", f"{sc.rtt_ms / 2}ms", "--fwd-limit", str(limit),
+                # The reverse path (ACKs) has the same rate and delay and a generous buffer: the
+                # experiments are about the forward tight link.
+                "--rev-limit", str(max(limit, 1000000)), "--fwd-loss", str(sc.loss), "--seed", "1",
+                "--stats", stats, "--series", series, "--interval", "100", "--watch", RCV_IP, "--ready", ready]
+        p = self.procs.start(None, argv, stderr=None)
+        for _ in range(200):
+            if os.path.exists(ready):
+                return p, stats, series
+            if p.poll() is not None:
+                raise RuntimeError("wanemu exited at start")
+            time.sleep(0.01)
+        raise RuntimeError("wanemu never attached")
+
+    def start_cross(self, sc, tag):
+        c = sc.cross
+        if c is None:
+            return []
+        if c.kind == "udp":
+            sink = self.procs.start(XR, [self.exe("wanflood"), "--sink", str(FLOOD_PORT)])
+            wait_port(XR, FLOOD_PORT, "u")
+            argv = [self.exe("wanflood"), "--to", f"{XR_IP}:{FLOOD_PORT}", "--rate", c.rate, "--seed", "3"]
+            argv += ["--mix", "internet", "--poisson"] if c.mix else ["--size", "1500"]
+            log = open(os.path.join(self.tmp, f"{tag}.flood"), "w")
+            gen = self.procs.start(XS, argv, stderr=log)
+            return [sink, gen]
+        srv = self.procs.start(XR, ["iperf3", "-s", "-p", str(XIPERF_PORT)])
+        wait_port(XR, XIPERF_PORT)
+        argv = ["iperf3", "-c", XR_IP, "-p", str(XIPERF_PORT), "-t", "0", "-C", "cubic", "-P", str(c.streams)]
+        if c.kind == "tcp-buffer":
+            argv += ["-w", c.window]
+        return [srv, self.procs.start(XS, argv)]
+
+    def stop_cross(self, procs, sc, tag, run):
+        # Generator first, so the sink has counted everything when it stops.
+        for p in reversed(procs):
+            self.procs.stop(p)
+        if sc.cross and sc.cross.kind == "udp":
+            with open(os.path.join(self.tmp, f"{tag}.flood")) as f:
+                rep = json.loads(f.read().strip().splitlines()[-1])
+            from_units = parse_rate(sc.cross.rate)
+            if rep["rate_bps"] < 0.95 * from_units:
+                run.invalid(f"cross traffic generator fell behind ({rep['rate_bps'] / 1e6:.1f} of "
+                            f"{from_units / 1e6:.1f} Mb/s)")
+
+    # -- calibration: base RTT and available bandwidth A, measured, not assumed -----------
+
+    def calibrate(self, sc):
+        tag = f"{sc.name}.cal"
+        emu, stats, series = self.start_emulator(sc, tag)
+        try:
+            ping = os.path.join(self.tmp, f"{tag}.ping")
+            sh(RCV, [self.exe("wanping"), "--to", f"{SND_IP}:{PING_PORT}", "--duration", "1s", "--out", ping])
+            base = statistics.median(r for _, r in read_ping(ping) if r >= 0)
+            cross = self.start_cross(sc, tag)
+            time.sleep(3.0)
+            t0 = time.monotonic()
+            time.sleep(2.0)
+            t1 = time.monotonic()
+            check = Run(sc.name, "calibration", 0)
+            self.stop_cross(cross, sc, tag, check)
+        finally:
+            self.procs.stop(emu)
+        rows = read_series(series)
+        window = [r for r in rows if t0 <= r[0] <= t1]
+        cross_bps = (window[-1][1] - window[0][1]) * 8 / (window[-1][0] - window[0][0]) if len(window) > 1 else 0
+        c_adj = sc.rate_bps * MSS_FRACTION
+        if sc.fair_share:
+            a = c_adj / (1 + (sc.cross.streams if sc.cross else 0))
+        else:
+            a = max(0.0, (sc.rate_bps - cross_bps) * MSS_FRACTION)
+        return dict(base_rtt_ms=base / 1000, cross_bps=cross_bps, A_bps=a, C_goodput_bps=c_adj,
+                    cal_valid=check.valid, cal_reasons=check.reasons)
+
+    # -- a transfer ------------------------------------------------------------------------
+
+    def set_buffers(self, how):
+        """Namespace buffer defaults for a contender: 'max' starts every socket at the maximum."""
+        start = BUF_MAX if how == "max" else None
+        sysctl(RCV, "net.ipv4.tcp_rmem", f"4096 {start or 131072} {BUF_MAX}")
+        sysctl(SND, "net.ipv4.tcp_wmem", f"4096 {start or 16384} {BUF_MAX}")
+
+    def transfer(self, sc, con, size, tag, log):
+        """Runs the program; returns (bytes sent, bytes received, seconds) as the applications saw them."""
+        spec = CONTENDERS.get(con) or SWEEP[con]
+        env = dict(os.environ)
+        if spec["preload"]:
+            env.update(LD_PRELOAD=self.shim, SOBAS_LOG=log)
+        fixed = spec["bufs"] not in ("auto", "max")
+        if sc.tool == "iperf3":
+            srv = self.procs.start(RCV, ["iperf3", "-s", "-1", "-p", str(IPERF_PORT)], env=env)
+            wait_port(RCV, IPERF_PORT)
+            argv = ["iperf3", "-c", RCV_IP, "-p", str(IPERF_PORT), "-n", str(size), "-C", spec["cc"], "-J"]
+            if fixed:
+                argv += ["-w", spec["bufs"]]
+            out = sh(SND, argv, timeout=300)
+            self.procs.stop(srv)
+            # iperf3 -n stops its receiver's clock when the sender has *written* the last byte, so
+            # what is still in flight or buffered is not counted: the goodput is the receiver's
+            # bytes over the receiver's own measured time, and completeness is the sender's count.
+            end = json.loads(out)["end"]
+            return int(end["sum_sent"]["bytes"]), int(end["sum_received"]["bytes"]), \
+                float(end["sum_received"]["seconds"])
+        # HTTP: a file served from the sender, fetched by curl at the receiver.
+        if fixed:
+            raise ValueError("fixed buffers need iperf3")
+        srv = self.procs.start(SND, [sys.executable, "-m", "http.server", str(HTTP_PORT), "--bind", SND_IP,
+                                     "--directory", self.tmp])
+        wait_port(SND, HTTP_PORT)
+        out = sh(RCV, ["curl", "-sS", "--fail", "-o", "/dev/null", "-w", "%{size_download} %{time_total}",
+                       f"http://{SND_IP}:{HTTP_PORT}/payload.{size}"], timeout=300, env=env)
+        self.procs.stop(srv)
+        got, secs = out.split()
+        return int(got), int(got), float(secs)
+
+    def run_one(self, sc, cal, con, rep, size):
+        tag = f"{sc.name}.{con.replace(' ', '_').replace('=', '')}.{rep}"
+        run = Run(sc.name, con, rep)
+        spec = CONTENDERS.get(con) or SWEEP[con]
+        sysctl(SND, "net.ipv4.tcp_congestion_control", spec["cc"])
+        self.set_buffers(spec["bufs"])
+        log = os.path.join(self.tmp, f"{tag}.sobas.log")
+        drops0 = {d: tun_tx_dropped(ns, d) for ns, d in ((SND, "wan0"), (RCV, "wan1"))}
+        emu, stats, series = self.start_emulator(sc, tag)
+        ping_out = os.path.join(self.tmp, f"{tag}.ping")
+        try:
+            cross = self.start_cross(sc, tag)
+            time.sleep(1.0 if sc.cross else 0.2)  # cross traffic settles before the flow starts
+            ping = self.procs.start(RCV, [self.exe("wanping"), "--to", f"{SND_IP}:{PING_PORT}", "--out", ping_out])
+            rx0 = retrans_segs(SND)
+            t0 = time.monotonic()
+            sent, run.bytes, run.seconds = self.transfer(sc, con, size, tag, log)
+            t1 = time.monotonic()
+            run.retrans = retrans_segs(SND) - rx0
+            self.procs.stop(ping)
+            self.stop_cross(cross, sc, tag, run)
+            # Read while wanemu still holds the devices: once it lets go, late packets of a closing
+            # connection are dropped by the carrier-less TUN and would be blamed on the run.
+            drops = {d: tun_tx_dropped(ns, d) - drops0[d] for ns, d in ((SND, "wan0"), (RCV, "wan1"))}
+        finally:
+            self.procs.stop(emu)
+            self.set_buffers("auto")
+        with open(stats) as f:
+            run.emu = json.load(f)
+        self.validate(run, drops)
+        if sent != size:
+            run.invalid(f"transfer moved {sent} of {size} bytes")
+        run.goodput_bps = run.bytes * 8 / run.seconds if run.seconds > 0 else 0
+        run.queue_drops = run.emu["fwd"]["drop_queue"]
+        pings = [(t, r / 1000) for t, r in read_ping(ping_out) if t0 <= t <= t1]
+        inflation = sorted(r - cal["base_rtt_ms"] for t, r in pings if r >= 0)
+        if inflation:
+            run.rtt_p50_ms, run.rtt_p95_ms = percentile(inflation, 50), percentile(inflation, 95)
+        run.series = self.series(series, pings, log if spec["preload"] else None, t0, t1)
+        run.decision_ms = first_decision_ms(log) if spec["preload"] else None
+        return run
+
+    def validate(self, run, drops):
+        for d, n in drops.items():
+            if n:
+                run.invalid(f"{d}: {n} TUN TX drops (the kernel dropped before wanemu read)")
+        for side in ("fwd", "rev"):
+            s = run.emu[side]
+            if s["late_mean_us"] >= LATE_LIMIT_US:
+                run.invalid(f"{side}: mean release lateness {s['late_mean_us']:.0f} µs >= {LATE_LIMIT_US}")
+            if s["drop_full"] or s["oversize"] or s["write_errors"]:
+                run.invalid(f"{side}: emulator faults (slots full {s['drop_full']}, oversize {s['oversize']}, "
+                            f"write errors {s['write_errors']})")
+
+    def series(self, path, pings, log, t0, t1):
+        rows = [r for r in read_series(path) if t0 - 0.2 <= r[0] <= t1 + 0.2]
+        t, mbps = [], []
+        for a, b in zip(rows, rows[1:]):
+            if b[0] > a[0]:
+                t.append(round(b[0] - t0, 3))
+                mbps.append(round((b[2] - a[2]) * 8 / (b[0] - a[0]) / 1e6, 2))
+        out = dict(t=t, mbps=mbps, rtt_t=[round(x - t0, 3) for x, r in pings if r >= 0],
+                   rtt_ms=[round(r, 3) for x, r in pings if r >= 0])
+        if log:
+            out["win_t"], out["win_bytes"], out["win_kind"] = read_windows(log)
+        return out
+
+    # -- the whole benchmark ---------------------------------------------------------------
+
+    def run(self):
+        quick = self.args.quick
+        reps = self.args.repeats or (1 if quick else 3)
+        chosen = scenarios(quick)
+        if self.args.only:
+            names = self.args.only.split(",")
+            known = {s.name: s for s in scenarios(False)}
+            bad = [n for n in names if n not in known]
+            if bad:
+                sys.exit(f"wanbench: unknown scenario(s) {', '.join(bad)}; known: {', '.join(known)}")
+            chosen = [known[n] for n in names]
+        subprocess.run([os.path.join(ROOT, "scripts", "testbed.sh"), "up", "--name", NS, "--buf-max",
+                        str(BUF_MAX)], check=True)
+        results = dict(started=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), quick=quick, repeats=reps,
+                       kernel=os.uname().release, scenarios=[])
+        try:
+            ping_echo = self.procs.start(SND, [self.exe("wanping"), "--echo", str(PING_PORT)])
+            wait_port(SND, PING_PORT, "u")
+            for sc in chosen:
+                seconds = 3 if quick else sc.seconds
+                print(f"== {sc.name}: {sc.title}", flush=True)
+                cal = self.calibrate(sc)
+                size = int(cal["A_bps"] / 8 * seconds) // 1000000 * 1000000 or 1000000
+                if sc.tool == "http":
+                    with open(os.path.join(self.tmp, f"payload.{size}"), "wb") as f:
+                        f.truncate(size)  # sparse: served from the page cache, no disk in the path
+                print(f"   base RTT {cal['base_rtt_ms']:.2f} ms, cross {cal['cross_bps'] / 1e6:.1f} Mb/s, "
+                      f"A {cal['A_bps'] / 1e6:.1f} Mb/s, transfer {size / 1e6:.0f} MB", flush=True)
+                runs = []
+                # Interleaved (contender within repeat), so slow drifts hit every contender alike.
+                for rep in range(reps):
+                    for con in sc.contenders:
+                        r = self.run_one(sc, cal, con, rep, size)
+                        runs.append(r)
+                        print(f"   {con:>14} #{rep}: {r.goodput_bps / 1e6:7.1f} Mb/s  rtt+ p50 "
+                              f"{r.rtt_p50_ms:6.2f} p95 {r.rtt_p95_ms:6.2f} ms  retrans {r.retrans:5d}  "
+                              f"{'valid' if r.valid else 'INVALID: ' + '; '.join(r.reasons)}", flush=True)
+                results["scenarios"].append(summarise(sc, cal, size, runs))
+        finally:
+            self.procs.stop_all()
+            subprocess.run([os.path.join(ROOT, "scripts", "testbed.sh"), "down", "--name", NS],
+                           stdout=subprocess.DEVNULL)
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        return results
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading what the programs wrote
+
+
+def parse_rate(s):
+    m = re.fullmatch(r"([0-9.]+)([kMG]?)", s)
+    return float(m.group(1)) * {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m.group(2)]
+
+
+def read_ping(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [(float(a), float(c)) for a, _, c in (l.split() for l in f if l.strip())]
+
+
+def read_series(path):
+    with open(path) as f:
+        return [tuple(float(x) for x in l.split()) for l in f if l.strip()]
+
+
+def read_windows(log):
+    """The window sobas left the flow: its decided S once the engine logs one, else the advertised
+    window the kernel reported (tcpi_rcv_wnd) in each 2·RTT measurement."""
+    t, w, kind = [], [], "rcv_wnd"
+    if not os.path.exists(log):
+        return t, w, kind
+    with open(log) as f:
+        lines = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in f]
+    flows = {}
+    for d in lines:
+        if d.get("ev") == "window" and d.get("role") == "receiver":
+            flows.setdefault(d["flow"], []).append(d)
+    if not flows:
+        return t, w, kind
+    bulk = max(flows.values(), key=len)  # the data connection, not iperf3's control connection
+    decided = [d for d in lines if d.get("ev") == "decision" and "s" in d]
+    src = decided if decided else bulk
+    if decided:
+        kind = "S"
+    for d in src:
+        t.append(int(d["t_ms"]) / 1000)
+        w.append(int(d["s"] if decided else d["rcv_wnd"]))
+    return t, w, kind
+
+
+def first_decision_ms(log):
+    if not os.path.exists(log):
+        return None
+    with open(log) as f:
+        for l in f:
+            if " ev=decision " in l:
+                m = re.search(r" t_ms=(\d+)", l)
+                return float(m.group(1)) if m else None
+    return None
+
+
+def percentile(xs, p):
+    k = (len(xs) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def summarise(sc, cal, size, runs):
+    contenders = []
+    for con in sc.contenders:
+        rs = [r for r in runs if r.contender == con]
+        ok = [r for r in rs if r.valid]
+        g = [r.goodput_bps for r in ok]
+        mean = statistics.mean(g) if g else float("nan")
+        contenders.append(dict(
+            contender=con, runs=len(rs), valid_runs=len(ok),
+            goodput_mbps=round(mean / 1e6, 2),
+            goodput_sd_mbps=round(statistics.stdev(g) / 1e6, 2) if len(g) > 1 else 0.0,
+            pct_of_A=round(100 * mean / cal["A_bps"], 1) if cal["A_bps"] else None,
+            rtt_p50_ms=round(statistics.mean(r.rtt_p50_ms for r in ok), 2) if ok else None,
+            rtt_p95_ms=round(statistics.mean(r.rtt_p95_ms for r in ok), 2) if ok else None,
+            retrans=round(statistics.mean(r.retrans for r in ok), 1) if ok else None,
+            queue_drops=round(statistics.mean(r.queue_drops for r in ok), 1) if ok else None,
+            decision_ms=next((r.decision_ms for r in ok if r.decision_ms is not None), None),
+            invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid]))
+    return dict(name=sc.name, title=sc.title, paper=sc.paper, C=sc.rate, rtt_ms=sc.rtt_ms,
+                buffer_bdp=sc.buffer_bdp, buffer_bytes=int(sc.bdp_bytes * sc.buffer_bdp), loss=sc.loss,
+                tool=sc.tool, cross=sc.cross.__dict__ if sc.cross else None, transfer_bytes=size,
+                calibration=cal, contenders=contenders,
+                runs=[dict(r.__dict__) for r in runs])
+
+
+# ---------------------------------------------------------------------------------------------
+# Reports
+
+
+def markdown(results):
+    out = [f"# WAN benchmark — {results['started']}", "",
+           f"Kernel {results['kernel']}; {results['repeats']} repeat(s) per contender, interleaved; "
+           f"{'quick (CI smoke)' if results['quick'] else 'full'} mode. Goodput is application bytes over "
+           "application time (mean ± sd of valid runs); *RTT+* is the independent UDP ping's RTT during "
+           "the transfer minus the idle base RTT; retransmits are the sender host's; drops are the "
+           "emulated tight link's DropTail drops.", ""]
+    for s in results["scenarios"]:
+        cal = s["calibration"]
+        out += [f"## {s['name']}: {s['title']}", "",
+                f"C = {s['C']}b/s, base RTT {cal['base_rtt_ms']:.2f} ms (set {s['rtt_ms']:g}), buffer "
+                f"{s['buffer_bdp']:g} BDP = {s['buffer_bytes'] / 1000:.0f} KB, loss {s['loss']:g}, "
+                f"{s['tool']}, {s['transfer_bytes'] / 1e6:.0f} MB per transfer; cross traffic "
+                f"{describe_cross(s['cross'])} measured {cal['cross_bps'] / 1e6:.1f} Mb/s; "
+                f"A = {cal['A_bps'] / 1e6:.1f} Mb/s{' (fair share)' if 'fair' in s['title'] else ''}.", ""]
+        if s["paper"]:
+            out += [f"Paper: {s['paper']}.", ""]
+        out += ["| contender | goodput Mb/s | % of A | RTT+ p50 ms | RTT+ p95 ms | retrans | drops | "
+                "decision | valid |", "|---|---|---|---|---|---|---|---|---|"]
+        for c in s["contenders"]:
+            dec = f"{c['decision_ms']:.0f} ms" if c["decision_ms"] is not None else \
+                ("none" if c["contender"] == "sobas" else "—")
+            out.append(f"| {c['contender']} | {c['goodput_mbps']:.1f} ± {c['goodput_sd_mbps']:.1f} | "
+                       f"{fmt(c['pct_of_A'])} | {fmt(c['rtt_p50_ms'])} | {fmt(c['rtt_p95_ms'])} | "
+                       f"{fmt(c['retrans'])} | {fmt(c['queue_drops'])} | {dec} | "
+                       f"{c['valid_runs']}/{c['runs']} |")
+        bad = [f"- {c['contender']} {i}" for c in s["contenders"] for i in c["invalid"]]
+        if bad:
+            out += ["", "Invalid runs (excluded):"] + bad
+        out += ["", f"![{s['name']}]({s['name']}.png)", ""]
+    return "\n".join(out) + "\n"
+
+
+def describe_cross(c):
+    if not c:
+        return "none,"
+    if c["kind"] == "udp":
+        return f"UDP {c['rate']}b/s ({'Internet size mix, Poisson' if c['mix'] else '1500 B, constant'}),"
+    if c["kind"] == "tcp-buffer":
+        return f"{c['streams']} TCP stream(s) limited to -w {c['window']},"
+    return f"{c['streams']} congestion-limited CUBIC stream(s),"
+
+
+def fmt(v):
+    return "—" if v is None else f"{v:.1f}" if isinstance(v, float) else str(v)
+
+
+def plots(results, outdir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    for s in results["scenarios"]:
+        first = {}
+        for r in s["runs"]:
+            first.setdefault(r["contender"], r)
+        has_win = any(r["series"].get("win_t") for r in first.values())
+        fig, axes = plt.subplots(3 if has_win else 2, 1, figsize=(10, 9 if has_win else 6.5), sharex=True)
+        for con, r in first.items():
+            se = r["series"]
+            axes[0].plot(se["t"], se["mbps"], label=con, lw=1)
+            axes[1].plot(se["rtt_t"], se["rtt_ms"], label=con, lw=0.8)
+            if has_win and se.get("win_t"):
+                axes[2].step(se["win_t"], [w / 1000 for w in se["win_bytes"]], where="post", label=con)
+                axes[2].set_ylabel(("S" if se.get("win_kind") == "S" else "advertised window") + " (KB)")
+        cal = s["calibration"]
+        axes[0].axhline(cal["A_bps"] / 1e6 / MSS_FRACTION, color="grey", ls="--", lw=0.8, label="A (IP rate)")
+        axes[0].set_ylabel("flow IP rate at link exit (Mb/s)")
+        axes[1].axhline(cal["base_rtt_ms"], color="grey", ls="--", lw=0.8, label="base RTT")
+        axes[1].set_ylabel("UDP ping RTT (ms)")
+        axes[-1].set_xlabel("time since transfer start (s), first repeat of each contender")
+        for a in axes:
+            a.grid(alpha=0.3)
+            a.legend(fontsize=8, loc="best")
+        fig.suptitle(f"{s['name']}: {s['title']}", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, f"{s['name']}.png"), dpi=90)
+        plt.close(fig)
+
+
+def interrupted(*_):
+    raise KeyboardInterrupt
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="CI smoke: two 100 Mb/s scenarios, short, one repeat")
+    ap.add_argument("--only", help="comma-separated scenario names")
+    ap.add_argument("--repeats", type=int, help="repeats per contender (default 3, quick 1)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "results", "wan"), help="output folder")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build folder")
+    ap.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("wanbench: must run as root (namespaces)")
+    if args.repeats is not None and args.repeats < 1:
+        sys.exit("wanbench: --repeats must be >= 1")
+    # Ctrl-C and SIGTERM unwind through the finally blocks: no namespace or process left behind.
+    signal.signal(signal.SIGTERM, interrupted)
+    results = Bench(args).run()
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(markdown(results))
+    if not args.no_plots:
+        plots(results, args.out)
+    print(f"wanbench: results in {args.out}/results.md")
+    invalid = sum(1 for s in results["scenarios"] for r in s["runs"] if not r["valid"])
+    total = sum(len(s["runs"]) for s in results["scenarios"])
+    print(f"wanbench: {total - invalid} valid, {invalid} invalid runs")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+#!/usr/bin/env bats
+# bench.bats — CI smoke of the WAN benchmark: one scenario, every contender once, reports and plot written.
+
+setup_file() {
+  REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+  export REPO OUT=$BATS_FILE_TMPDIR/results
+  [ "$(id -u)" = 0 ] || { echo "the benchmark needs root" >&2; return 1; }
+  # The pinned plotting venv (scripts/setup-venv.sh); without it the smoke still checks the numbers.
+  if [ -x "$REPO/build/venv/bin/python" ]; then PY=$REPO/build/venv/bin/python PLOTS=
+  else PY=python3 PLOTS=--no-plots; fi
+  export PY PLOTS
+  "$PY" "$REPO/scripts/wanbench.py" --quick --only typical --repeats 1 $PLOTS \
+    --build "${SOBAS_BUILD_DIR:-$REPO/build}" --out "$OUT" > "$BATS_FILE_TMPDIR/bench.out" 2>&1 ||
+    { cat "$BATS_FILE_TMPDIR/bench.out" >&2; return 1; }
+}
+
+@test "every contender ran the same transfer; each run is valid or says why not" {
+  cat "$BATS_FILE_TMPDIR/bench.out"
+  run "$PY" - "$OUT/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+(s,) = r["scenarios"]
+names = [c["contender"] for c in s["contenders"]]
+assert names == ["sobas", "max buffer", "linux default", "bbr"], names
+A = s["calibration"]["A_bps"]
+assert abs(A / 1e6 - 77.2) < 3, A  # (100 - 20 Mb/s UDP) at 1448/1500 goodput per byte
+for run in s["runs"]:
+    assert run["valid"] or run["reasons"], run
+    if run["valid"]:
+        # A real transfer at roughly the path's available rate, under a real RTT.
+        assert 0.6 * A < run["goodput_bps"] < 1.1 * A, (run["contender"], run["goodput_bps"])
+        assert run["series"]["t"] and run["series"]["rtt_ms"], run["contender"]
+        assert min(run["series"]["rtt_ms"]) > 39.5, run["contender"]
+assert sum(run["valid"] for run in s["runs"]) >= 3, "most runs of a 100 Mb/s path must be valid"
+sobas = next(run for run in s["runs"] if run["contender"] == "sobas")
+assert sobas["series"]["win_t"], "the preloaded receiver's windows are plotted"
+print("ok")
+PY
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
+@test "the Markdown table lists all four contenders" {
+  for c in sobas "max buffer" "linux default" bbr; do grep -q "^| $c |" "$OUT/results.md"; done
+}
+
+@test "the plot is a PNG (when the plotting venv is installed)" {
+  [ -z "$PLOTS" ] || skip "no build/venv: run scripts/setup-venv.sh"
+  [ "$(head -c 8 "$OUT/typical.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
+}
