@@ -32,6 +32,7 @@ SND_IP, RCV_IP, XS_IP, XR_IP = "10.80.1.1", "10.80.2.1", "10.80.11.2", "10.80.12
 BUF_MAX = 32 << 20  # tcp_rmem/tcp_wmem maximum in every namespace: the "max buffer" S
 MSS_FRACTION = 1448 / 1500  # TCP payload per 1500-byte IP packet with timestamps: goodput = C · this
 LATE_LIMIT_US = 100  # mean release lateness above this and the emulated path is not the one asked for
+IPERF_BLOCK = 128 * 1024
 PING_PORT, FLOOD_PORT, HTTP_PORT, IPERF_PORT, XIPERF_PORT = 7001, 7002, 8080, 5201, 5202
 
 
@@ -430,7 +431,8 @@ class Bench:
                 seconds = 3 if quick else sc.seconds
                 print(f"== {sc.name}: {sc.title}", flush=True)
                 cal = self.calibrate(sc)
-                size = int(cal["A_bps"] / 8 * seconds) // 1000000 * 1000000 or 1000000
+                # A whole number of iperf3's 128 KiB blocks: iperf3 -n sends whole blocks.
+                size = max(1, int(cal["A_bps"] / 8 * seconds) // IPERF_BLOCK) * IPERF_BLOCK
                 if sc.tool == "http":
                     with open(os.path.join(self.tmp, f"payload.{size}"), "wb") as f:
                         f.truncate(size)  # sparse: served from the page cache, no disk in the path

@@ -142,14 +142,24 @@ static int read_batch(struct dir *d) {
   return n;
 }
 
-static void release_due(struct dir *d) {
+static void release_one(struct dir *d, uint64_t now) {
   uint64_t slot, release;
   uint32_t len;
-  while (wan_link_pop(&d->link, wan_now_ns(), &slot, &len, &release)) {
-    const unsigned char *pkt = d->payload + slot * SLOT_BYTES;
-    if (write(d->out_fd, pkt, len) != (ssize_t)len) d->write_errors++;
-    if (watch_addr && len >= 20 && (pkt[0] >> 4) == 4 && !memcmp(pkt + 16, &watch_addr, 4)) d->watch_bytes_out += len;
-    wan_link_sent(&d->link, release, wan_now_ns());
+  if (!wan_link_pop(&d->link, now, &slot, &len, &release)) return;
+  const unsigned char *pkt = d->payload + slot * SLOT_BYTES;
+  if (write(d->out_fd, pkt, len) != (ssize_t)len) d->write_errors++;
+  if (watch_addr && len >= 20 && (pkt[0] >> 4) == 4 && !memcmp(pkt + 16, &watch_addr, 4)) d->watch_bytes_out += len;
+  wan_link_sent(&d->link, release, wan_now_ns());
+}
+
+/* Releases everything due, oldest deadline first across both directions: a write into a TUN runs
+ * the receiving stack inline (an ACK makes the sender transmit in our time slice), so draining one
+ * direction first would make the other's packets late behind it. */
+static void release_due(struct dir *a, struct dir *b) {
+  for (;;) {
+    uint64_t now = wan_now_ns(), ra = wan_link_next_release(&a->link), rb = wan_link_next_release(&b->link);
+    if (ra > now && rb > now) return;
+    release_one(ra <= rb ? a : b, now);
   }
 }
 
@@ -334,8 +344,7 @@ int main(int argc, char **argv) {
   uint64_t start = wan_now_ns(), next_sample = start + interval_ns, next_ns_check = start;
   struct pollfd pfd[2] = {{.fd = fd_a, .events = POLLIN}, {.fd = fd_b, .events = POLLIN}};
   while (!wan_stop) {
-    release_due(&fwd);
-    release_due(&rev);
+    release_due(&fwd, &rev);
     int got = read_batch(&fwd) + read_batch(&rev);
     uint64_t now = wan_now_ns();
     if (series_f && now >= next_sample) {
