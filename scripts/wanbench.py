@@ -525,12 +525,12 @@ def summarise(sc, cal, size, runs):
         rs = [r for r in runs if r.contender == con]
         ok = [r for r in rs if r.valid]
         g = [r.goodput_bps for r in ok]
-        mean = statistics.mean(g) if g else float("nan")
+        mean = statistics.mean(g) if g else None
         contenders.append(dict(
             contender=con, runs=len(rs), valid_runs=len(ok),
-            goodput_mbps=round(mean / 1e6, 2),
+            goodput_mbps=round(mean / 1e6, 2) if g else None,
             goodput_sd_mbps=round(statistics.stdev(g) / 1e6, 2) if len(g) > 1 else 0.0,
-            pct_of_A=round(100 * mean / cal["A_bps"], 1) if cal["A_bps"] else None,
+            pct_of_A=round(100 * mean / cal["A_bps"], 1) if g and cal["A_bps"] else None,
             rtt_p50_ms=round(statistics.mean(r.rtt_p50_ms for r in ok), 2) if ok else None,
             rtt_p95_ms=round(statistics.mean(r.rtt_p95_ms for r in ok), 2) if ok else None,
             retrans=round(statistics.mean(r.retrans for r in ok), 1) if ok else None,
@@ -541,7 +541,19 @@ def summarise(sc, cal, size, runs):
                 buffer_bdp=sc.buffer_bdp, buffer_bytes=int(sc.bdp_bytes * sc.buffer_bdp), loss=sc.loss,
                 tool=sc.tool, cross=sc.cross.__dict__ if sc.cross else None, transfer_bytes=size,
                 calibration=cal, contenders=contenders,
-                runs=[dict(r.__dict__) for r in runs])
+                runs=[run_record(r) for r in runs])
+
+
+def run_record(r):
+    """A run for results.json. Time series are kept for the first repeat only (what the plots show):
+    the rest would triple the file for nothing a reader uses. NaN (no ping sample) becomes null."""
+    d = dict(r.__dict__)
+    if r.repeat > 0:
+        d["series"] = {}
+    for k in ("rtt_p50_ms", "rtt_p95_ms"):
+        if d[k] != d[k]:
+            d[k] = None
+    return d
 
 
 # ---------------------------------------------------------------------------------------------
@@ -570,7 +582,8 @@ def markdown(results):
         for c in s["contenders"]:
             dec = f"{c['decision_ms']:.0f} ms" if c["decision_ms"] is not None else \
                 ("none" if c["contender"] == "sobas" else "—")
-            out.append(f"| {c['contender']} | {c['goodput_mbps']:.1f} ± {c['goodput_sd_mbps']:.1f} | "
+            goodput = "—" if c["goodput_mbps"] is None else f"{c['goodput_mbps']:.1f} ± {c['goodput_sd_mbps']:.1f}"
+            out.append(f"| {c['contender']} | {goodput} | "
                        f"{fmt(c['pct_of_A'])} | {fmt(c['rtt_p50_ms'])} | {fmt(c['rtt_p95_ms'])} | "
                        f"{fmt(c['retrans'])} | {fmt(c['queue_drops'])} | {dec} | "
                        f"{c['valid_runs']}/{c['runs']} |")
@@ -627,6 +640,14 @@ def plots(results, outdir):
         plt.close(fig)
 
 
+def write_reports(results, out, with_plots):
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write(markdown(results))
+    if with_plots:
+        plots(results, out)
+    print(f"wanbench: results in {out}/results.md")
+
+
 def interrupted(*_):
     raise KeyboardInterrupt
 
@@ -639,7 +660,14 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "wan"), help="output folder")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build folder")
     ap.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")
+    ap.add_argument("--report", action="store_true",
+                    help="no runs: re-render results.md and the plots from OUT/results.json")
     args = ap.parse_args()
+    if args.report:
+        with open(os.path.join(args.out, "results.json")) as f:
+            results = json.load(f)
+        write_reports(results, args.out, not args.no_plots)
+        return
     if os.geteuid() != 0:
         sys.exit("wanbench: must run as root (namespaces)")
     if args.repeats is not None and args.repeats < 1:
@@ -650,11 +678,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
-    with open(os.path.join(args.out, "results.md"), "w") as f:
-        f.write(markdown(results))
-    if not args.no_plots:
-        plots(results, args.out)
-    print(f"wanbench: results in {args.out}/results.md")
+    write_reports(results, args.out, not args.no_plots)
     invalid = sum(1 for s in results["scenarios"] for r in s["runs"] if not r["valid"])
     total = sum(len(s["runs"]) for s in results["scenarios"])
     print(f"wanbench: {total - invalid} valid, {invalid} invalid runs")

@@ -36,6 +36,10 @@ struct dir {
 
 static uint32_t watch_addr; /* IPv4, network order; 0 = off */
 
+/* SIGUSR1: write the report now and keep going (a caller snapshots counters around a phase). */
+static volatile sig_atomic_t dump_requested;
+static void on_dump(int sig) { (void)sig; dump_requested = 1; }
+
 /* The namespaces we attached in. A TUN fd keeps its namespace alive after `ip netns delete`,
  * invisibly; so when a namespace's name disappears, wanemu reports and exits instead. */
 struct ns_ref {
@@ -221,7 +225,7 @@ static void usage(FILE *f) {
         "  --fwd-X V, --rev-X V   the same, for one direction only (X = rate, delay, limit, limit-pkts, loss)\n"
         "  --seed N         loss generator seed (default 1)\n"
         "  --spin-us N      busy-wait this long before each release deadline (default 50)\n"
-        "  --stats FILE     JSON counters written at exit (default: stdout)\n"
+        "  --stats FILE     JSON counters written at exit and on SIGUSR1 (default: stdout, at exit)\n"
         "  --series FILE    one line per --interval (t_s: CLOCK_MONOTONIC), cumulative bytes, backlog now:\n"
         "                   t_s fwd_bytes_out fwd_watch_bytes_out fwd_backlog rev_bytes_out rev_backlog\n"
         "  --watch ADDR     count fwd bytes to this IPv4 address apart (the measured flow's host)\n"
@@ -331,6 +335,8 @@ int main(int argc, char **argv) {
   /* Timer slack would add up to 50 µs to every sleep; the spin covers the rest. */
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   wan_catch_stop();
+  struct sigaction usr = {.sa_handler = on_dump};
+  sigaction(SIGUSR1, &usr, NULL);
   signal(SIGPIPE, SIG_IGN);
 
   FILE *series_f = NULL;
@@ -353,6 +359,10 @@ int main(int argc, char **argv) {
               (unsigned long long)wan_link_backlog(&fwd.link, now),
               (unsigned long long)rev.link.st.bytes_out, (unsigned long long)wan_link_backlog(&rev.link, now));
       next_sample += interval_ns;
+    }
+    if (dump_requested) {
+      dump_requested = 0;
+      if (stats) write_stats(stats, &fwd, &rev, start, spin_ns);
     }
     if (now >= next_ns_check) {
       if (namespaces_gone()) break;
