@@ -1,0 +1,98 @@
+/* sobas/engine.h — the controller-engine API: SOBAS's decision logic (paper §IV), pure and replayable. */
+#ifndef SOBAS_ENGINE_H
+#define SOBAS_ENGINE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The six states of the paper's Fig. 8, as docs/engine.md reads them. */
+enum sobas_state {
+  SOBAS_ST_SLOW_START = 1, /* initial slow start; S = 1.2·C'·T, or uncapped without C' */
+  SOBAS_ST_SS_GROWING = 2, /* slow start, buffer limited: S += MSS per RTT */
+  SOBAS_ST_CONG_AVOID = 3, /* congestion avoidance (a loss ended slow start) */
+  SOBAS_ST_CA_GROWING = 4, /* congestion avoidance, buffer limited: S += MSS per RTT */
+  SOBAS_ST_DECIDED = 5,    /* S = R·T held */
+  SOBAS_ST_CONGESTED = 6,  /* congested path: S = S_max, SOBAS steps aside */
+};
+
+/* Why the engine acted: every action carries one. */
+enum sobas_reason {
+  SOBAS_WHY_NONE = 0,
+  SOBAS_WHY_START,           /* initial S = gain·C'·T from the probe's capacity estimate */
+  SOBAS_WHY_FLAT_RATE,       /* n almost-equal rates: the flow saturates what is available */
+  SOBAS_WHY_CONST_RATE_DROP, /* a significant drop right after 2 almost-equal rates: self-induced loss */
+  SOBAS_WHY_BUFFER_LIMITED,  /* the cap S is what limits the flow: S += MSS per RTT */
+  SOBAS_WHY_RATE_DROP,       /* a drop without a plateau before it: slow start ended in loss */
+  SOBAS_WHY_CONGESTED,       /* losses whatever the window: step aside */
+  SOBAS_WHY_REEVALUATE,      /* a long transfer re-runs the search from the decided S */
+};
+
+/* Every tolerance the paper leaves open, named; defaults and their reasons in docs/engine.md. */
+struct sobas_engine_params {
+  double equal_tol;         /* rates "almost equal": each within ±equal_tol of their mean */
+  double drop_frac;         /* "significant drop": R_k <= (1 - drop_frac)·R_{k-1} */
+  uint32_t flat_n_ss;       /* almost-equal rates that make flat-rate in slow start (paper: 2) */
+  uint32_t flat_n_ca;       /* ... in congestion avoidance (paper: 5) */
+  double start_gain;        /* initial S = start_gain·C'·T (paper: 1.2) */
+  double limited_frac;      /* buffer limited: R·T_now >= limited_frac·S (the cap is full) */
+  uint32_t congested_windows; /* without a probe: windows with loss while S is held => congested */
+  uint64_t s_min;           /* never cap below this many bytes */
+  uint64_t s_max;           /* the largest window the kernel gives: S on a congested path */
+  int64_t reeval_ns;        /* 0: decide once per transfer; else re-run after this long decided */
+};
+
+void sobas_engine_default_params(struct sobas_engine_params *p);
+
+/* One 2·RTT measurement window of a receiving flow. */
+struct sobas_engine_input {
+  int64_t t_ns;          /* end of the window */
+  uint64_t rate_bps;     /* R: received in the window, bit/s */
+  uint32_t rtt_us;       /* RTT now (probe average, else the kernel's receiver estimate) */
+  uint32_t base_rtt_us;  /* the path's RTT without our queue (minimum seen): the T in S = R·T */
+  uint32_t mss;          /* bytes per segment */
+  uint32_t losses;       /* loss signals in this window (probe gaps, else out-of-order arrivals) */
+  uint8_t probe;         /* 1: losses come from the probe's forward-path view; 0: kernel signals */
+};
+
+/* What the engine wants done, and why. `set` = 1: hold the flow's window at `s` bytes. */
+struct sobas_action {
+  uint8_t set;
+  uint64_t s;
+  enum sobas_state from, to;
+  enum sobas_reason why;
+  uint64_t rate_bps;     /* the R the decision used (for const-rate-drop: the rate before the drop) */
+  uint32_t rtt_us;       /* the T it used */
+};
+
+#define SOBAS_ENGINE_HISTORY 8
+
+struct sobas_engine {
+  struct sobas_engine_params p;
+  enum sobas_state state;
+  uint64_t s;                       /* current cap, bytes; p.s_max = uncapped */
+  uint64_t rates[SOBAS_ENGINE_HISTORY]; /* recent R, newest last, since the last change of state */
+  uint64_t s_at[SOBAS_ENGINE_HISTORY];  /* S when each was measured: did S grow under a flat rate? */
+  uint32_t n_rates;
+  int64_t last_increase_ns;         /* when S last grew by MSS */
+  int64_t decided_ns;
+  uint32_t loss_windows;            /* decided, kernel signals: windows with losses so far */
+};
+
+/* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).
+ * Returns 1 and fills *a when the flow must be capped from the start. */
+int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params *p, uint64_t cap_bps,
+                       uint32_t rtt_us, int64_t t_ns, struct sobas_action *a);
+
+/* Feeds one window; returns 1 and fills *a on a state change or a new S, else 0. */
+int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a);
+
+const char *sobas_state_name(enum sobas_state s);
+const char *sobas_reason_name(enum sobas_reason r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

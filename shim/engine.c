@@ -1,0 +1,200 @@
+/* engine.c — SOBAS's decision logic: Fig. 8's states driven by 2·RTT rate windows (pure: no syscalls, no globals). */
+#include "sobas/engine.h"
+
+#include <stddef.h>
+#include <string.h>
+
+void sobas_engine_default_params(struct sobas_engine_params *p) {
+  *p = (struct sobas_engine_params){
+      .equal_tol = 0.05,       /* 3x the window-to-window noise of a flow at A beside Poisson cross traffic */
+      .drop_frac = 0.20,       /* a loss cuts CUBIC's rate by 30% and slow start's by 50%; noise stays < 10% */
+      .flat_n_ss = 2,          /* paper */
+      .flat_n_ca = 5,          /* paper */
+      .start_gain = 1.2,       /* paper */
+      .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
+      .congested_windows = 2,  /* one window with loss can be our own last overshoot; two cannot */
+      .s_min = 16384,          /* below this a cap only hurts (a few segments in flight) */
+      .s_max = 64u << 20,      /* the caller replaces it by what the kernel really allows */
+      .reeval_ns = 0,          /* paper: decide once per transfer */
+  };
+}
+
+static uint64_t window_bytes(uint64_t rate_bps, uint32_t rtt_us) {
+  return (uint64_t)((double)rate_bps * rtt_us / 8e6);
+}
+
+static uint64_t clamp_s(const struct sobas_engine *e, uint64_t s) {
+  if (s < e->p.s_min) s = e->p.s_min;
+  if (s > e->p.s_max) s = e->p.s_max;
+  return s;
+}
+
+/* The rate history holds the windows since the last change of state, with S at each. */
+static void forget_rates(struct sobas_engine *e) { e->n_rates = 0; }
+
+static void push_rate(struct sobas_engine *e, uint64_t r) {
+  if (e->n_rates == SOBAS_ENGINE_HISTORY) {
+    memmove(e->rates, e->rates + 1, sizeof e->rates[0] * (SOBAS_ENGINE_HISTORY - 1));
+    memmove(e->s_at, e->s_at + 1, sizeof e->s_at[0] * (SOBAS_ENGINE_HISTORY - 1));
+    e->n_rates--;
+  }
+  e->rates[e->n_rates] = r;
+  e->s_at[e->n_rates] = e->s;
+  e->n_rates++;
+}
+
+/* The last n rates are each within ±equal_tol of their mean; *mean gets it. */
+static int last_equal(const struct sobas_engine *e, uint32_t n, uint64_t *mean) {
+  if (n < 2 || e->n_rates < n) return 0;
+  double sum = 0;
+  for (uint32_t i = e->n_rates - n; i < e->n_rates; i++) sum += (double)e->rates[i];
+  double m = sum / n;
+  if (m <= 0) return 0;
+  for (uint32_t i = e->n_rates - n; i < e->n_rates; i++) {
+    double d = (double)e->rates[i] - m;
+    if (d < 0) d = -d;
+    if (d > e->p.equal_tol * m) return 0;
+  }
+  *mean = (uint64_t)m;
+  return 1;
+}
+
+static int dropped(const struct sobas_engine *e, uint64_t before, uint64_t now) {
+  return (double)now <= (1.0 - e->p.drop_frac) * (double)before;
+}
+
+/* Slow start (1, 2) and congestion avoidance (3, 4) are phases: growing S within one keeps its
+ * rate history, since a plateau may span the step into growing. */
+static int phase(enum sobas_state s) {
+  return s == SOBAS_ST_SS_GROWING ? SOBAS_ST_SLOW_START : s == SOBAS_ST_CA_GROWING ? SOBAS_ST_CONG_AVOID : s;
+}
+
+static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state to, enum sobas_reason why,
+               int set, uint64_t s, uint64_t rate, uint32_t rtt, int64_t t_ns) {
+  *a = (struct sobas_action){.set = (uint8_t)set, .s = s, .from = e->state, .to = to, .why = why,
+                             .rate_bps = rate, .rtt_us = rtt};
+  if (set) e->s = s;
+  if (phase(to) != phase(e->state) || why == SOBAS_WHY_REEVALUATE) forget_rates(e);
+  if (to != e->state) {
+    if (to == SOBAS_ST_DECIDED) {
+      e->decided_ns = t_ns;
+      e->loss_windows = 0;
+    }
+  }
+  e->state = to;
+  return 1;
+}
+
+static int decide(struct sobas_engine *e, struct sobas_action *a, uint64_t rate, uint32_t t_us,
+                  enum sobas_reason why, int64_t t_ns) {
+  return act(e, a, SOBAS_ST_DECIDED, why, 1, clamp_s(e, window_bytes(rate, t_us)), rate, t_us, t_ns);
+}
+
+int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params *p, uint64_t cap_bps,
+                       uint32_t rtt_us, int64_t t_ns, struct sobas_action *a) {
+  memset(e, 0, sizeof *e);
+  e->p = *p;
+  e->state = SOBAS_ST_SLOW_START;
+  e->s = p->s_max;
+  e->last_increase_ns = t_ns;
+  if (cap_bps == 0 || rtt_us == 0) return 0; /* no estimate: start uncapped, the window scale large */
+  uint64_t s = clamp_s(e, window_bytes((uint64_t)(p->start_gain * (double)cap_bps), rtt_us));
+  return act(e, a, SOBAS_ST_SLOW_START, SOBAS_WHY_START, 1, s, cap_bps, rtt_us, t_ns);
+}
+
+/* S += MSS for every RTT since the last increase (the windows are 2·RTT long, so usually two). */
+static int grow(struct sobas_engine *e, const struct sobas_engine_input *in, enum sobas_state to,
+                struct sobas_action *a) {
+  uint32_t rtt = in->rtt_us ? in->rtt_us : in->base_rtt_us;
+  int64_t rtt_ns = (int64_t)rtt * 1000;
+  int64_t k = rtt_ns > 0 ? (in->t_ns - e->last_increase_ns) / rtt_ns : 0;
+  if (to != e->state) {
+    /* Entering a growing state: one increase now, the next an RTT later. */
+    k = 1;
+    e->last_increase_ns = in->t_ns;
+  } else if (k < 1) {
+    return 0;
+  } else {
+    e->last_increase_ns += k * rtt_ns;
+  }
+  uint64_t s = e->s + (uint64_t)k * (in->mss ? in->mss : 1448);
+  if (s > e->p.s_max) s = e->p.s_max;
+  return act(e, a, to, SOBAS_WHY_BUFFER_LIMITED, 1, s, in->rate_bps, rtt, in->t_ns);
+}
+
+/* States 1-4: looking for the rate the path gives. */
+static int search(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
+  uint32_t t0 = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  uint32_t n = e->n_rates;
+  const uint64_t *r = e->rates;
+  int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
+  int growing = e->state == SOBAS_ST_SS_GROWING || e->state == SOBAS_ST_CA_GROWING;
+  int capped = e->s < e->p.s_max;
+  int limited = capped && (double)window_bytes(in->rate_bps, in->rtt_us ? in->rtt_us : t0) >=
+                              e->p.limited_frac * (double)e->s;
+
+  /* const-rate-drop: a plateau of two, then a significant drop; decide on the rate before it. */
+  uint64_t plateau;
+  if (n >= 3 && dropped(e, r[n - 2], r[n - 1])) {
+    const uint64_t *last3 = r + n - 3;
+    double m = ((double)last3[0] + (double)last3[1]) / 2, d = (double)last3[0] - m;
+    if (d < 0) d = -d;
+    if (m > 0 && d <= e->p.equal_tol * m) return decide(e, a, last3[1], t0, SOBAS_WHY_CONST_RATE_DROP, in->t_ns);
+  }
+  /* flat-rate: n almost-equal rates, and the cap is not why they are flat: the flow was not buffer
+   * limited, or S grew under the flat rate, or the RTT shows a queue (the path is full). */
+  uint32_t need = in_ss ? e->p.flat_n_ss : e->p.flat_n_ca;
+  if (last_equal(e, need, &plateau)) {
+    int s_grew = (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
+    int queue = in->rtt_us && t0 && (double)in->rtt_us >= (1.0 + e->p.equal_tol) * t0 && in->rtt_us >= t0 + 1000;
+    if (!limited || s_grew || queue) return decide(e, a, plateau, t0, SOBAS_WHY_FLAT_RATE, in->t_ns);
+  }
+  /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */
+  if (in_ss && n >= 2 && dropped(e, r[n - 2], r[n - 1])) {
+    enum sobas_state to = growing ? SOBAS_ST_CA_GROWING : SOBAS_ST_CONG_AVOID;
+    act(e, a, to, SOBAS_WHY_RATE_DROP, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);
+    push_rate(e, in->rate_bps); /* the post-drop rate starts the new state's history */
+    return 1;
+  }
+  /* Buffer limited: grow S by an MSS per RTT (entering state 2 or 4 from 1 or 3). A growing state
+   * whose flow no longer fills S stops growing and waits for flat-rate. */
+  if (!limited) return 0;
+  enum sobas_state to = e->state == SOBAS_ST_SLOW_START   ? SOBAS_ST_SS_GROWING
+                        : e->state == SOBAS_ST_CONG_AVOID ? SOBAS_ST_CA_GROWING
+                                                          : e->state;
+  return grow(e, in, to, a);
+}
+
+int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
+  if (e->state == SOBAS_ST_CONGESTED) return 0; /* stepped aside for the rest of the transfer */
+  /* The probe sees forward-path loss that no window of ours causes: congested, from any state. */
+  if (in->probe && in->losses)
+    return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us, in->t_ns);
+  if (e->state == SOBAS_ST_DECIDED) {
+    /* Without a probe: held at R·T we build no queue, so losses now are someone else's. */
+    if (!in->probe && in->losses && ++e->loss_windows >= e->p.congested_windows)
+      return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us,
+                 in->t_ns);
+    if (e->p.reeval_ns > 0 && in->t_ns - e->decided_ns >= e->p.reeval_ns) {
+      e->last_increase_ns = in->t_ns;
+      return act(e, a, SOBAS_ST_CA_GROWING, SOBAS_WHY_REEVALUATE, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);
+    }
+    return 0;
+  }
+  /* An idle window (the application paused) says nothing about the path. */
+  if (in->rate_bps == 0) return 0;
+  push_rate(e, in->rate_bps);
+  return search(e, in, a);
+}
+
+const char *sobas_state_name(enum sobas_state s) {
+  static const char *const names[] = {"none", "slow-start", "ss-growing", "cong-avoid", "ca-growing", "decided",
+                                      "congested"};
+  return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+const char *sobas_reason_name(enum sobas_reason r) {
+  static const char *const names[] = {"none", "start", "flat-rate", "const-rate-drop", "buffer-limited",
+                                      "rate-drop", "congested", "reevaluate"};
+  return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
+}

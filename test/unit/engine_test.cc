@@ -1,0 +1,320 @@
+// engine_test.cc — every Fig. 8 transition of the SOBAS engine, and synthetic traces shaped like the paper's cases.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sobas/engine.h"
+
+namespace {
+
+constexpr int64_t kMs = 1000000;
+constexpr uint32_t kRtt = 40000;  // 40 ms
+constexpr uint64_t kMbps = 1000000;
+
+uint64_t bytes(uint64_t bps, uint32_t rtt_us) { return (uint64_t)((double)bps * rtt_us / 8e6); }
+
+struct Engine {
+  sobas_engine e{};
+  sobas_engine_params p{};
+  int64_t t = 0;
+  std::vector<sobas_action> acts;
+  explicit Engine(uint64_t cap_bps = 0, sobas_engine_params params = defaults()) : p(params) {
+    sobas_action a{};
+    if (sobas_engine_start(&e, &p, cap_bps, kRtt, 0, &a)) acts.push_back(a);
+  }
+  static sobas_engine_params defaults() {
+    sobas_engine_params p;
+    sobas_engine_default_params(&p);
+    p.s_max = 32u << 20;
+    return p;
+  }
+  // One 2·RTT window at rate mbps; rtt_us is the RTT now, the base stays 40 ms.
+  bool feed(double mbps, uint32_t rtt_us = kRtt, uint32_t losses = 0, bool probe = false) {
+    t += 2 * (int64_t)rtt_us * 1000;
+    sobas_engine_input in{};
+    in.t_ns = t;
+    in.rate_bps = (uint64_t)(mbps * kMbps);
+    in.rtt_us = rtt_us;
+    in.base_rtt_us = kRtt;
+    in.mss = 1448;
+    in.losses = losses;
+    in.probe = probe;
+    sobas_action a{};
+    if (!sobas_engine_feed(&e, &in, &a)) return false;
+    acts.push_back(a);
+    return true;
+  }
+  const sobas_action &last() const { return acts.back(); }
+};
+
+TEST(Engine, StartsUncappedWithoutACapacityEstimate) {
+  Engine g;
+  EXPECT_TRUE(g.acts.empty());
+  EXPECT_EQ(g.e.state, SOBAS_ST_SLOW_START);
+  EXPECT_EQ(g.e.s, g.p.s_max);
+}
+
+TEST(Engine, StartsAt1_2CapacityTimesRtt) {
+  Engine g(100 * kMbps);
+  ASSERT_EQ(g.acts.size(), 1u);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_START);
+  EXPECT_TRUE(g.last().set);
+  EXPECT_EQ(g.last().s, bytes(120 * kMbps, kRtt));  // 600 000 B
+  EXPECT_EQ(g.e.state, SOBAS_ST_SLOW_START);
+}
+
+// State 1 -> 5: clean saturation, the flat-rate of two in slow start.
+TEST(Engine, SlowStartFlatRateDecidesRTimesBaseRtt) {
+  Engine g;
+  EXPECT_FALSE(g.feed(5));
+  EXPECT_FALSE(g.feed(20));
+  EXPECT_FALSE(g.feed(77));
+  ASSERT_TRUE(g.feed(78));
+  EXPECT_EQ(g.last().from, SOBAS_ST_SLOW_START);
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+  EXPECT_EQ(g.last().s, bytes(77.5 * kMbps, kRtt));
+}
+
+// State 1 -> 2: the initial cap is what holds the flow.
+TEST(Engine, SlowStartBufferLimitedStartsGrowing) {
+  Engine g(50 * kMbps);  // S = 300 000 B: 60 Mb/s at 40 ms
+  uint64_t s0 = g.e.s;
+  EXPECT_FALSE(g.feed(20));
+  ASSERT_TRUE(g.feed(58));  // 58 Mb/s x 40 ms = 290 000 B >= 0.9 S
+  EXPECT_EQ(g.last().to, SOBAS_ST_SS_GROWING);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_BUFFER_LIMITED);
+  EXPECT_EQ(g.last().s, s0 + 1448);
+}
+
+// State 2 -> 2: one MSS per RTT while buffer limited (windows are 2 RTT long: two MSS each).
+TEST(Engine, GrowingAddsAnMssPerRtt) {
+  Engine g(50 * kMbps);
+  g.feed(20);
+  g.feed(58);
+  uint64_t s1 = g.e.s;
+  ASSERT_TRUE(g.feed(58.5));
+  EXPECT_EQ(g.last().from, SOBAS_ST_SS_GROWING);
+  EXPECT_EQ(g.last().to, SOBAS_ST_SS_GROWING);
+  EXPECT_EQ(g.last().s, s1 + 2 * 1448);
+}
+
+// State 2 -> 5: the rate stays flat although S keeps growing and the RTT shows a queue.
+TEST(Engine, GrowingFlatRateWithAQueueDecides) {
+  Engine g(50 * kMbps);
+  g.feed(20);
+  g.feed(58);
+  ASSERT_TRUE(g.feed(58.5));
+  EXPECT_EQ(g.last().to, SOBAS_ST_SS_GROWING);
+  ASSERT_TRUE(g.feed(58.4, kRtt + 4000));
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+  EXPECT_EQ(g.last().rtt_us, kRtt);  // T is the base RTT: the queue is not kept
+}
+
+// While the cap follows the rate exactly (no queue, S barely grew), flat rates are the cap's doing.
+TEST(Engine, GrowingWithoutQueueKeepsGrowing) {
+  Engine g(50 * kMbps);
+  g.feed(20);
+  g.feed(58);
+  for (int i = 0; i < 3; i++) {
+    ASSERT_TRUE(g.feed(58.3 + 0.1 * i));
+    EXPECT_EQ(g.last().to, SOBAS_ST_SS_GROWING) << i;
+    EXPECT_EQ(g.last().why, SOBAS_WHY_BUFFER_LIMITED) << i;
+  }
+}
+
+// State 1 -> 3: slow start ends in loss before any plateau.
+TEST(Engine, SlowStartRateDropGoesToCongestionAvoidance) {
+  Engine g;
+  g.feed(10);
+  g.feed(40);
+  ASSERT_TRUE(g.feed(20));
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RATE_DROP);
+  EXPECT_FALSE(g.last().set);
+}
+
+// State 3 -> 5: five almost-equal rates in congestion avoidance.
+TEST(Engine, CongestionAvoidanceNeedsFiveEqualRates) {
+  Engine g;
+  g.feed(10);
+  g.feed(40);
+  g.feed(20);  // -> 3, history starts with 20
+  for (double r : {60.0, 76.0, 77.0, 78.0, 77.5}) EXPECT_FALSE(g.feed(r)) << r;
+  ASSERT_TRUE(g.feed(76.5));
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+  EXPECT_NEAR(double(g.last().rate_bps), 77.0e6, 1e4);
+}
+
+// State 3 -> 5: const-rate-drop, deciding on the rate before the drop.
+TEST(Engine, ConstRateDropDecidesOnTheRateBeforeTheDrop) {
+  Engine g;
+  g.feed(10);
+  g.feed(40);
+  g.feed(20);
+  g.feed(50);
+  g.feed(70);
+  g.feed(71);
+  ASSERT_TRUE(g.feed(45));
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CONST_RATE_DROP);
+  EXPECT_EQ(g.last().rate_bps, 71 * kMbps);
+  EXPECT_EQ(g.last().s, bytes(71 * kMbps, kRtt));
+}
+
+// State 3 -> 4 -> 5.
+TEST(Engine, CongestionAvoidanceBufferLimitedGrowsThenDecides) {
+  Engine g(40 * kMbps);  // S = 240 000 B = 48 Mb/s at 40 ms
+  g.feed(10);
+  g.feed(30);
+  ASSERT_TRUE(g.feed(12));
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  ASSERT_TRUE(g.feed(47));
+  EXPECT_EQ(g.last().to, SOBAS_ST_CA_GROWING);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_BUFFER_LIMITED);
+  ASSERT_TRUE(g.feed(47.5, kRtt + 5000));
+  EXPECT_EQ(g.last().to, SOBAS_ST_CA_GROWING);
+  // A plateau of two then a drop: const-rate-drop from state 4.
+  ASSERT_TRUE(g.feed(30));
+  EXPECT_EQ(g.last().from, SOBAS_ST_CA_GROWING);
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CONST_RATE_DROP);
+}
+
+// State 5: held; one window with loss is tolerated, two mean the path is congested (kernel signals).
+TEST(Engine, DecidedThenLossesWithoutProbeMeanCongested) {
+  Engine g;
+  g.feed(20);
+  g.feed(77);
+  g.feed(78);
+  ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  uint64_t s = g.e.s;
+  EXPECT_FALSE(g.feed(77, kRtt, 1));
+  EXPECT_EQ(g.e.s, s);
+  ASSERT_TRUE(g.feed(60, kRtt, 3));
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CONGESTED);
+  EXPECT_EQ(g.last().s, g.p.s_max);
+  EXPECT_FALSE(g.feed(10, kRtt, 5));  // stepped aside for good
+}
+
+// Any state -> 6: the probe's forward-path loss.
+TEST(Engine, ProbeLossFromAnyStateStepsAside) {
+  for (int setup = 0; setup < 4; setup++) {
+    Engine g(setup == 1 ? 50 * kMbps : 0);
+    g.feed(20);
+    if (setup == 1) g.feed(58);        // state 2
+    if (setup == 2) g.feed(10);        // state 3
+    if (setup == 3) g.feed(20.5);      // state 5
+    ASSERT_TRUE(g.feed(20, kRtt, 1, true)) << setup;
+    EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED) << setup;
+    EXPECT_EQ(g.last().s, g.p.s_max) << setup;
+  }
+}
+
+TEST(Engine, ReevaluationRestartsTheSearchFromTheDecidedS) {
+  auto p = Engine::defaults();
+  p.reeval_ns = 1000 * kMs;
+  Engine g(0, p);
+  g.feed(20);
+  g.feed(77);
+  g.feed(78);
+  uint64_t s = g.e.s;
+  bool acted = false;
+  for (int i = 0; i < 20 && !acted; i++) acted = g.feed(77.5);
+  ASSERT_TRUE(acted);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_REEVALUATE);
+  EXPECT_EQ(g.last().to, SOBAS_ST_CA_GROWING);
+  EXPECT_EQ(g.e.s, s);
+  EXPECT_GE(g.t, 1000 * kMs);
+}
+
+TEST(Engine, DecidesOnceByDefault) {
+  Engine g;
+  g.feed(20);
+  g.feed(77);
+  g.feed(78);
+  size_t n = g.acts.size();
+  for (int i = 0; i < 200; i++) g.feed(i % 2 ? 90 : 40);
+  EXPECT_EQ(g.acts.size(), n);
+}
+
+TEST(Engine, IdleWindowsSayNothing) {
+  Engine g;
+  g.feed(10);
+  g.feed(40);
+  EXPECT_FALSE(g.feed(0));  // a pause is not a drop
+  EXPECT_EQ(g.e.state, SOBAS_ST_SLOW_START);
+  EXPECT_FALSE(g.feed(0));
+}
+
+TEST(Engine, NeverCapsBelowTheFloor) {
+  Engine g;
+  g.feed(0.5);
+  g.feed(1.0);
+  ASSERT_TRUE(g.feed(1.01));
+  EXPECT_EQ(g.last().s, g.p.s_min);
+}
+
+// Traces shaped like the paper's cases ---------------------------------------------------------
+
+// A short transfer ends inside slow start: the engine must do nothing.
+TEST(EngineTrace, ShortTransferDoesNothing) {
+  Engine g;
+  for (double r : {2.0, 8.0, 30.0}) EXPECT_FALSE(g.feed(r));
+  EXPECT_TRUE(g.acts.empty());
+}
+
+// The NYU runs: RTT spikes that are not losses, rates noisy by ±3% at A. The decision must come
+// from the rates and use the base RTT, not a spike.
+TEST(EngineTrace, NoisyRttSpikesAreNotLosses) {
+  Engine g;
+  g.feed(5);
+  g.feed(25);
+  g.feed(70);
+  EXPECT_FALSE(g.feed(86, 52000));
+  ASSERT_TRUE(g.feed(88, 41000));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+  EXPECT_EQ(g.last().s, bytes(87 * kMbps, kRtt));
+  // Spikes after the decision change nothing.
+  for (uint32_t rtt : {90000u, 40000u, 120000u, 41000u}) EXPECT_FALSE(g.feed(86, rtt));
+}
+
+// A congested path: losses whatever the window, reported by the probe: S_max, and it stays.
+TEST(EngineTrace, CongestedPathEndsAtSMax) {
+  Engine g(100 * kMbps);
+  g.feed(5, kRtt);
+  g.feed(20, kRtt, 0, true);
+  ASSERT_TRUE(g.feed(18, kRtt, 2, true));
+  EXPECT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  for (int i = 0; i < 20; i++) g.feed(30 + i, kRtt, i % 3, true);
+  EXPECT_EQ(g.e.s, g.p.s_max);
+}
+
+// Loss at the end of slow start: a plateau of two is flat-rate first; with the probe absent and
+// the rates dropping in congestion avoidance after a plateau, const-rate-drop decides.
+TEST(EngineTrace, LossAtTheEndOfSlowStart) {
+  Engine g;
+  g.feed(6);
+  g.feed(24);
+  g.feed(70);     // overshoot: DropTail overflows
+  ASSERT_TRUE(g.feed(35));  // halved: no plateau before it
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  g.feed(60);
+  g.feed(76);
+  g.feed(77);
+  ASSERT_TRUE(g.feed(54));  // CUBIC's next loss: -30%
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CONST_RATE_DROP);
+  EXPECT_EQ(g.last().s, bytes(77 * kMbps, kRtt));
+}
+
+TEST(Engine, NamesCoverEveryStateAndReason) {
+  for (int s = SOBAS_ST_SLOW_START; s <= SOBAS_ST_CONGESTED; s++)
+    EXPECT_STRNE(sobas_state_name((sobas_state)s), "?");
+  for (int r = SOBAS_WHY_NONE; r <= SOBAS_WHY_REEVALUATE; r++) EXPECT_STRNE(sobas_reason_name((sobas_reason)r), "?");
+  EXPECT_STREQ(sobas_state_name((sobas_state)42), "?");
+}
+
+}  // namespace
