@@ -11,8 +11,12 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .flat_n_ss = 2,          /* paper */
       .flat_n_ca = 5,          /* paper */
       .start_gain = 1.2,       /* paper */
+      .headroom = 0.03,        /* measured: held at exactly R·T_base a flow ran at 97% of R (the ACK clock
+                                  and cross-traffic jitter add ~1.2 ms to 40 ms); 3% more costs ~1 ms of queue */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
       .congested_windows = 2,  /* one window with loss can be our own last overshoot; two cannot */
+      .min_rtt_us = 1000,      /* a sub-ms path has no long-fat-network problem; scheduling jitter there
+                                  rivals the RTT, so R·T would be noise */
       .s_min = 16384,          /* below this a cap only hurts (a few segments in flight) */
       .s_max = 64u << 20,      /* the caller replaces it by what the kernel really allows */
       .reeval_ns = 0,          /* paper: decide once per transfer */
@@ -87,7 +91,8 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
 
 static int decide(struct sobas_engine *e, struct sobas_action *a, uint64_t rate, uint32_t t_us,
                   enum sobas_reason why, int64_t t_ns) {
-  return act(e, a, SOBAS_ST_DECIDED, why, 1, clamp_s(e, window_bytes(rate, t_us)), rate, t_us, t_ns);
+  uint64_t s = (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(rate, t_us));
+  return act(e, a, SOBAS_ST_DECIDED, why, 1, clamp_s(e, s), rate, t_us, t_ns);
 }
 
 int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params *p, uint64_t cap_bps,
@@ -128,6 +133,14 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   uint32_t n = e->n_rates;
   const uint64_t *r = e->rates;
   int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
+  int queue = in->rtt_us && t0 && (double)in->rtt_us >= (1.0 + e->p.equal_tol) * t0 && in->rtt_us >= t0 + 1000;
+
+  /* Without the probe, in congestion avoidance: a flow overflows DropTail only through a full queue,
+   * so losses while the RTT shows none are someone else's (a congested path); two such windows and
+   * SOBAS steps aside. Not in slow start: the receiver's RTT estimate lags a fast-filling queue there
+   * (a real 0.25-BDP run lost 325 segments while tcpi_rcv_rtt still read the base RTT). */
+  if (!in_ss && !in->probe && in->losses && !queue && ++e->loss_windows >= e->p.congested_windows)
+    return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us, in->t_ns);
   int growing = e->state == SOBAS_ST_SS_GROWING || e->state == SOBAS_ST_CA_GROWING;
   int capped = e->s < e->p.s_max;
   int limited = capped && (double)window_bytes(in->rate_bps, in->rtt_us ? in->rtt_us : t0) >=
@@ -141,13 +154,13 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     if (d < 0) d = -d;
     if (m > 0 && d <= e->p.equal_tol * m) return decide(e, a, last3[1], t0, SOBAS_WHY_CONST_RATE_DROP, in->t_ns);
   }
-  /* flat-rate: n almost-equal rates, and the cap is not why they are flat: the flow was not buffer
-   * limited, or S grew under the flat rate, or the RTT shows a queue (the path is full). */
+  /* flat-rate: n almost-equal rates while the path is full: the RTT shows a queue, or S grew under the
+   * flat rate. A flat rate with neither is a sender that is not pushing (CUBIC regrowing after a
+   * loss, an application-limited source) or our own cap: deciding then would freeze a rate below A. */
   uint32_t need = in_ss ? e->p.flat_n_ss : e->p.flat_n_ca;
   if (last_equal(e, need, &plateau)) {
     int s_grew = (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
-    int queue = in->rtt_us && t0 && (double)in->rtt_us >= (1.0 + e->p.equal_tol) * t0 && in->rtt_us >= t0 + 1000;
-    if (!limited || s_grew || queue) return decide(e, a, plateau, t0, SOBAS_WHY_FLAT_RATE, in->t_ns);
+    if (s_grew || queue) return decide(e, a, plateau, t0, SOBAS_WHY_FLAT_RATE, in->t_ns);
   }
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */
   if (in_ss && n >= 2 && dropped(e, r[n - 2], r[n - 1])) {
@@ -181,8 +194,10 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
     }
     return 0;
   }
-  /* An idle window (the application paused) says nothing about the path. */
-  if (in->rate_bps == 0) return 0;
+  /* An idle window (the application paused) says nothing about the path; a LAN-short path is not
+   * SOBAS's business (until its base RTT is known, nothing is decided either). */
+  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  if (in->rate_bps == 0 || base < e->p.min_rtt_us) return 0;
   push_rate(e, in->rate_bps);
   return search(e, in, a);
 }

@@ -37,8 +37,10 @@ struct sobas_engine_params {
   uint32_t flat_n_ss;       /* almost-equal rates that make flat-rate in slow start (paper: 2) */
   uint32_t flat_n_ca;       /* ... in congestion avoidance (paper: 5) */
   double start_gain;        /* initial S = start_gain·C'·T (paper: 1.2) */
+  double headroom;          /* decided S = (1 + headroom)·R·T: the window also covers the path's jitter */
   double limited_frac;      /* buffer limited: R·T_now >= limited_frac·S (the cap is full) */
-  uint32_t congested_windows; /* without a probe: windows with loss while S is held => congested */
+  uint32_t congested_windows; /* without a probe: windows with loss and no queue of ours => congested */
+  uint32_t min_rtt_us;      /* paths with a base RTT below this are not steered (LANs, loopback) */
   uint64_t s_min;           /* never cap below this many bytes */
   uint64_t s_max;           /* the largest window the kernel gives: S on a congested path */
   int64_t reeval_ns;        /* 0: decide once per transfer; else re-run after this long decided */
@@ -78,7 +80,7 @@ struct sobas_engine {
   uint32_t n_rates;
   int64_t last_increase_ns;         /* when S last grew by MSS */
   int64_t decided_ns;
-  uint32_t loss_windows;            /* decided, kernel signals: windows with losses so far */
+  uint32_t loss_windows;            /* kernel signals: windows with losses we did not cause, so far */
 };
 
 /* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).

@@ -26,6 +26,7 @@ struct Engine {
     sobas_engine_params p;
     sobas_engine_default_params(&p);
     p.s_max = 32u << 20;
+    p.headroom = 0;  // the paper's S = R·T exactly; the headroom has its own test
     return p;
   }
   // One 2·RTT window at rate mbps; rtt_us is the RTT now, the base stays 40 ms.
@@ -68,12 +69,31 @@ TEST(Engine, SlowStartFlatRateDecidesRTimesBaseRtt) {
   Engine g;
   EXPECT_FALSE(g.feed(5));
   EXPECT_FALSE(g.feed(20));
-  EXPECT_FALSE(g.feed(77));
-  ASSERT_TRUE(g.feed(78));
+  EXPECT_FALSE(g.feed(77, 46000));
+  ASSERT_TRUE(g.feed(78, 52000));  // the queue grows: the path is full
   EXPECT_EQ(g.last().from, SOBAS_ST_SLOW_START);
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
   EXPECT_EQ(g.last().s, bytes(77.5 * kMbps, kRtt));
+}
+
+TEST(Engine, HeadroomWidensTheDecidedWindow) {
+  auto p = Engine::defaults();
+  p.headroom = 0.03;
+  Engine g(0, p);
+  g.feed(5);
+  g.feed(20);
+  g.feed(77, 46000);
+  ASSERT_TRUE(g.feed(78, 52000));
+  EXPECT_EQ(g.last().s, (uint64_t)(1.03 * (double)bytes(77.5 * kMbps, kRtt)));
+  EXPECT_EQ(g.last().rate_bps, (uint64_t)(77.5 * kMbps));  // the measured R is reported as measured
+}
+
+// A flat rate with no queue is a sender that is not pushing, not a full path.
+TEST(Engine, FlatRateWithoutAQueueIsNotSaturation) {
+  Engine g;
+  for (double r : {5.0, 20.0, 63.0, 63.5, 64.0, 63.8, 63.6, 63.9}) EXPECT_FALSE(g.feed(r)) << r;
+  EXPECT_EQ(g.e.state, SOBAS_ST_SLOW_START);
 }
 
 // State 1 -> 2: the initial cap is what holds the flow.
@@ -141,8 +161,8 @@ TEST(Engine, CongestionAvoidanceNeedsFiveEqualRates) {
   g.feed(10);
   g.feed(40);
   g.feed(20);  // -> 3, history starts with 20
-  for (double r : {60.0, 76.0, 77.0, 78.0, 77.5}) EXPECT_FALSE(g.feed(r)) << r;
-  ASSERT_TRUE(g.feed(76.5));
+  for (double r : {60.0, 76.0, 77.0, 78.0, 77.5}) EXPECT_FALSE(g.feed(r, 45000)) << r;
+  ASSERT_TRUE(g.feed(76.5, 45000));
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
   EXPECT_NEAR(double(g.last().rate_bps), 77.0e6, 1e4);
@@ -187,8 +207,8 @@ TEST(Engine, CongestionAvoidanceBufferLimitedGrowsThenDecides) {
 TEST(Engine, DecidedThenLossesWithoutProbeMeanCongested) {
   Engine g;
   g.feed(20);
-  g.feed(77);
-  g.feed(78);
+  g.feed(77, 45000);
+  g.feed(78, 47000);
   ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
   uint64_t s = g.e.s;
   EXPECT_FALSE(g.feed(77, kRtt, 1));
@@ -200,6 +220,30 @@ TEST(Engine, DecidedThenLossesWithoutProbeMeanCongested) {
   EXPECT_FALSE(g.feed(10, kRtt, 5));  // stepped aside for good
 }
 
+// States 3-4 -> 6 without a probe: losses while the RTT shows no queue of ours are the path's.
+TEST(Engine, LossesWithoutAQueueMeanCongestedBeforeDeciding) {
+  Engine g;
+  g.feed(10);
+  g.feed(40);
+  ASSERT_TRUE(g.feed(20, kRtt, 5));  // slow start's losses: never read as congestion
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  EXPECT_FALSE(g.feed(12, kRtt, 2));  // one window with loss could be anything
+  ASSERT_TRUE(g.feed(14, kRtt + 300, 1));
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CONGESTED);
+}
+
+// Losses with a full queue are the flow's own overflow: not congestion.
+TEST(Engine, LossesWithAQueueAreSelfInduced) {
+  Engine g;
+  g.feed(5);
+  g.feed(20);
+  g.feed(70, 50000, 30);
+  ASSERT_TRUE(g.feed(35, 52000, 40));
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RATE_DROP);
+}
+
 // Any state -> 6: the probe's forward-path loss.
 TEST(Engine, ProbeLossFromAnyStateStepsAside) {
   for (int setup = 0; setup < 4; setup++) {
@@ -207,7 +251,7 @@ TEST(Engine, ProbeLossFromAnyStateStepsAside) {
     g.feed(20);
     if (setup == 1) g.feed(58);        // state 2
     if (setup == 2) g.feed(10);        // state 3
-    if (setup == 3) g.feed(20.5);      // state 5
+    if (setup == 3) g.feed(20.5, 45000);  // state 5
     ASSERT_TRUE(g.feed(20, kRtt, 1, true)) << setup;
     EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED) << setup;
     EXPECT_EQ(g.last().s, g.p.s_max) << setup;
@@ -219,8 +263,8 @@ TEST(Engine, ReevaluationRestartsTheSearchFromTheDecidedS) {
   p.reeval_ns = 1000 * kMs;
   Engine g(0, p);
   g.feed(20);
-  g.feed(77);
-  g.feed(78);
+  g.feed(77, 45000);
+  g.feed(78, 47000);
   uint64_t s = g.e.s;
   bool acted = false;
   for (int i = 0; i < 20 && !acted; i++) acted = g.feed(77.5);
@@ -234,8 +278,8 @@ TEST(Engine, ReevaluationRestartsTheSearchFromTheDecidedS) {
 TEST(Engine, DecidesOnceByDefault) {
   Engine g;
   g.feed(20);
-  g.feed(77);
-  g.feed(78);
+  g.feed(77, 45000);
+  g.feed(78, 47000);
   size_t n = g.acts.size();
   for (int i = 0; i < 200; i++) g.feed(i % 2 ? 90 : 40);
   EXPECT_EQ(g.acts.size(), n);
@@ -250,11 +294,28 @@ TEST(Engine, IdleWindowsSayNothing) {
   EXPECT_FALSE(g.feed(0));
 }
 
+TEST(Engine, LeavesSubMillisecondPathsAlone) {
+  Engine g;
+  g.t = 0;
+  for (double r : {900.0, 950.0, 951.0, 950.0}) {
+    g.t += 200000;
+    sobas_engine_input in{};
+    in.t_ns = g.t;
+    in.rate_bps = (uint64_t)(r * kMbps);
+    in.rtt_us = 120;
+    in.base_rtt_us = 80;
+    in.mss = 1448;
+    sobas_action a{};
+    EXPECT_EQ(sobas_engine_feed(&g.e, &in, &a), 0) << r;
+  }
+  EXPECT_EQ(g.e.s, g.p.s_max);
+}
+
 TEST(Engine, NeverCapsBelowTheFloor) {
   Engine g;
   g.feed(0.5);
-  g.feed(1.0);
-  ASSERT_TRUE(g.feed(1.01));
+  g.feed(1.0, 45000);
+  ASSERT_TRUE(g.feed(1.01, 46000));
   EXPECT_EQ(g.last().s, g.p.s_min);
 }
 
@@ -275,9 +336,10 @@ TEST(EngineTrace, NoisyRttSpikesAreNotLosses) {
   g.feed(25);
   g.feed(70);
   EXPECT_FALSE(g.feed(86, 52000));
-  ASSERT_TRUE(g.feed(88, 41000));
+  ASSERT_TRUE(g.feed(88, 46000));
   EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
-  EXPECT_EQ(g.last().s, bytes(87 * kMbps, kRtt));
+  EXPECT_EQ(g.last().s, bytes(87 * kMbps, kRtt));  // the base RTT, not the spike
+  EXPECT_EQ(g.last().rtt_us, kRtt);
   // Spikes after the decision change nothing.
   for (uint32_t rtt : {90000u, 40000u, 120000u, 41000u}) EXPECT_FALSE(g.feed(86, rtt));
 }
