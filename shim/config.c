@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum key_type { KEY_BOOL, KEY_SIZE, KEY_MS, KEY_PATH };
+enum key_type { KEY_BOOL, KEY_SIZE, KEY_MS, KEY_PERIOD_MS, KEY_PATH, KEY_POLICY };
 
 struct key {
   const char *env;   /* SOBAS_BULK_BYTES */
@@ -24,7 +24,12 @@ static const struct key keys[] = {
     {"SOBAS_TRACK_LOOPBACK", "track_loopback", KEY_BOOL, FIELD(track_loopback), "0"},
     {"SOBAS_MIN_WINDOW_MS", "min_window_ms", KEY_MS, FIELD(meas.min_window_us), "10"},
     {"SOBAS_MAX_WINDOW_MS", "max_window_ms", KEY_MS, FIELD(meas.max_window_us), "2000"},
+    {"SOBAS_POLICY", "policy", KEY_POLICY, FIELD(policy), "sobas"},
+    {"SOBAS_REEVAL_MS", "reeval_ms", KEY_PERIOD_MS, FIELD(reeval_ms), "0 (decide once)"},
 };
+
+/* SOBAS_POLICY values, indexed by SOBAS_POLICY_*. */
+static const char *const policy_names[] = {"sobas", "off"};
 #undef FIELD
 
 void sobas_config_default(struct sobas_config *c) {
@@ -103,6 +108,23 @@ int sobas_config_set(struct sobas_config *c, const char *key, const char *value,
       *(uint32_t *)field = (uint32_t)(v * 1000);
       return 0;
     }
+    case KEY_PERIOD_MS: {
+      uint64_t v;
+      if (sobas_parse_size(value, &v) != 0 || v > 86400000) {
+        warn_bad(k, value, "a duration in milliseconds (0..86400000, 0 = never)", warn, ctx);
+        return -1;
+      }
+      *(uint32_t *)field = (uint32_t)v;
+      return 0;
+    }
+    case KEY_POLICY:
+      for (size_t i = 0; i < sizeof policy_names / sizeof *policy_names; i++)
+        if (strcasecmp(value, policy_names[i]) == 0) {
+          *(int *)field = (int)i;
+          return 0;
+        }
+      warn_bad(k, value, "a policy (sobas, off)", warn, ctx);
+      return -1;
     case KEY_PATH:
       /* A relative log path would follow each process's cwd: logs would scatter across directories. */
       if (value[0] != '/' || strlen(value) >= SOBAS_PATH_MAX) {

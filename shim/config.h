@@ -19,7 +19,11 @@ struct sobas_config {
   uint64_t bulk_bytes;            /* SOBAS_BULK_BYTES: bytes moved before a flow is measured */
   int track_loopback;             /* SOBAS_TRACK_LOOPBACK: measure flows to 127/8 and ::1 too */
   struct sobas_meas_params meas;  /* SOBAS_MIN_WINDOW_MS, SOBAS_MAX_WINDOW_MS */
+  int policy;                     /* SOBAS_POLICY: SOBAS_POLICY_SOBAS, or _OFF (measure, never change a socket) */
+  uint32_t reeval_ms;             /* SOBAS_REEVAL_MS: re-run the search this long after a decision; 0 = never */
 };
+
+enum { SOBAS_POLICY_SOBAS = 0, SOBAS_POLICY_OFF = 1 };
 
 /* Receives one complete diagnostic line (no trailing newline). */
 typedef void (*sobas_warn_fn)(void *ctx, const char *line);

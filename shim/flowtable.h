@@ -4,7 +4,9 @@
 
 #include <stdint.h>
 
+#include "enforce.h"
 #include "measure.h"
+#include "sobas/engine.h"
 #include "sobas/sample.h"
 
 #ifdef __cplusplus
@@ -51,6 +53,7 @@ struct sobas_addr {
 /* Flow flags, guarded by the flow's `busy` lock. */
 #define SOBAS_FLOW_ANNOUNCED 0x01u /* "open" recorded, local address read */
 #define SOBAS_FLOW_BULK 0x02u      /* moved bulk_bytes: measured from now on */
+#define SOBAS_FLOW_ENGINE 0x04u    /* a receiving flow the SOBAS engine steers */
 
 enum sobas_flow_origin { SOBAS_ORIGIN_CONNECT = 0, SOBAS_ORIGIN_ACCEPT = 1, SOBAS_ORIGIN_INHERITED = 2 };
 
@@ -72,6 +75,9 @@ struct sobas_flow {
   uint64_t windows;
   uint64_t app_at_window;   /* app bytes when the current window opened */
   uint64_t app_last_window; /* app bytes the last closed window moved: sizes the check stride */
+  struct sobas_engine eng;  /* SOBAS's decision state (receivers, policy sobas) */
+  struct sobas_hold hold;   /* what the engine's decisions did to the socket */
+  uint32_t base_rtt_us;     /* least RTT seen: the T in S = R·T */
 };
 
 struct sobas_flowtable {

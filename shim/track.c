@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "clock.h"
+#include "enforce.h"
 #include "log.h"
 #include "real.h"
 
@@ -103,6 +104,7 @@ static int take_sample(int fd, struct sobas_sample *s) {
   s->min_rtt_us = ti->tcpi_min_rtt;
   s->snd_cwnd = ti->tcpi_snd_cwnd;
   s->snd_mss = ti->tcpi_snd_mss;
+  s->rcv_mss = ti->tcpi_rcv_mss;
   s->rcv_space = ti->tcpi_rcv_space;
   s->total_retrans = ti->tcpi_total_retrans;
   if (len >= offsetof(struct tcp_info, tcpi_rcv_ooopack) + 4) {
@@ -159,15 +161,66 @@ static void announce(int fd, struct sobas_flow *f) {
   log_flow_line(f, "open", "local=%s peer=%s origin=%s", l, p, origin_names[f->origin]);
 }
 
+/* Every field the engine is fed is in the window line (end_us, rx_bps, rcv_rtt_us, base_rtt_us, rcv_mss,
+ * ooo), so a log replays into the same decisions (test/unit/replay_test.cc). */
 static void log_window(const struct sobas_flow *f, const struct sobas_window *w, enum sobas_role role) {
   const struct sobas_sample *s = &f->last;
   log_flow_line(f, "window",
-                "role=%s dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu rtt_us=%u rcv_rtt_us=%u "
-                "srtt_us=%u min_rtt_us=%u rcv_wnd=%u rcv_space=%u cwnd=%u retrans=%u ooo=%u",
-                role_names[role], (long long)((w->t_end_ns - w->t_start_ns) / 1000),
-                (unsigned long long)w->rx_bytes, (unsigned long long)w->tx_bytes,
-                (unsigned long long)w->rx_rate_bps, (unsigned long long)w->tx_rate_bps, w->rtt_us, s->rcv_rtt_us,
-                s->rtt_us, s->min_rtt_us, s->rcv_wnd, s->rcv_space, s->snd_cwnd, w->retrans, w->ooopack);
+                "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu rtt_us=%u "
+                "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u "
+                "retrans=%u ooo=%u state=%s s=%llu",
+                role_names[role], (long long)((w->t_end_ns - f->t_open_ns) / 1000),
+                (long long)((w->t_end_ns - w->t_start_ns) / 1000), (unsigned long long)w->rx_bytes,
+                (unsigned long long)w->tx_bytes, (unsigned long long)w->rx_rate_bps,
+                (unsigned long long)w->tx_rate_bps, w->rtt_us, s->rcv_rtt_us, s->rtt_us, s->min_rtt_us,
+                f->base_rtt_us, s->rcv_mss, s->rcv_wnd, s->rcv_space, s->snd_cwnd, w->retrans, w->ooopack,
+                sobas_state_name(f->eng.state), (unsigned long long)f->hold.s);
+}
+
+static void log_decision(const struct sobas_flow *f, const struct sobas_action *a, int err) {
+  log_flow_line(f, "decision",
+                "from=%s to=%s why=%s s=%llu rate_bps=%llu rtt_us=%u base_rtt_us=%u rcv_wnd=%u lever=%s%s%s",
+                sobas_state_name(a->from), sobas_state_name(a->to), sobas_reason_name(a->why),
+                (unsigned long long)(a->set ? a->s : f->eng.s), (unsigned long long)a->rate_bps, a->rtt_us,
+                f->base_rtt_us, f->last.rcv_wnd, a->to == SOBAS_ST_CONGESTED ? "release" : sobas_enforce_lever(&f->hold),
+                err ? " error=" : "", err ? strerror(-err) : "");
+}
+
+/* The least RTT seen is the path's without our queue: the handshake's sample (tcpi_min_rtt, which
+ * a receiver has from its SYN or SYN-ACK) or the receiver's own estimates. */
+static void learn_base_rtt(struct sobas_flow *f) {
+  uint32_t c[2] = {f->last.rcv_rtt_us, f->last.min_rtt_us};
+  for (int i = 0; i < 2; i++)
+    if (c[i] > 0 && c[i] < 60000000u && (f->base_rtt_us == 0 || c[i] < f->base_rtt_us)) f->base_rtt_us = c[i];
+}
+
+/* One closed window of a receiving flow through the SOBAS engine, and its decision onto the socket. */
+static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w) {
+  learn_base_rtt(f);
+  uint32_t rtt = f->last.rcv_rtt_us ? f->last.rcv_rtt_us : w->rtt_us;
+  struct sobas_action a;
+  if (!(f->flags & SOBAS_FLOW_ENGINE)) {
+    struct sobas_engine_params p;
+    sobas_engine_default_params(&p);
+    p.reeval_ns = (int64_t)sobas_proc.cfg.reeval_ms * 1000000;
+    /* No capacity estimate without the probe: start uncapped, as the kernel's large window scale allows. */
+    sobas_engine_start(&f->eng, &p, 0, rtt, w->t_start_ns - f->t_open_ns, &a);
+    f->flags |= SOBAS_FLOW_ENGINE;
+  }
+  struct sobas_engine_input in = {.t_ns = w->t_end_ns - f->t_open_ns,
+                                  .rate_bps = w->rx_rate_bps,
+                                  .rtt_us = rtt,
+                                  .base_rtt_us = f->base_rtt_us,
+                                  .mss = f->last.rcv_mss,
+                                  .losses = w->ooopack};
+  if (!sobas_engine_feed(&f->eng, &in, &a)) {
+    /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked). */
+    if (f->hold.s) sobas_enforce_verify(fd, &f->hold);
+    return;
+  }
+  int err = 0;
+  if (a.set) err = a.to == SOBAS_ST_CONGESTED ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a.s, &f->hold);
+  if (logging()) log_decision(f, &a, err);
 }
 
 static void drop_flow(struct sobas_flow *f, int fd);
@@ -193,6 +246,7 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     f->windows++;
     f->app_last_window = total - f->app_at_window;
     f->app_at_window = total;
+    if (role == SOBAS_ROLE_RECEIVER && sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS) steer(fd, f, &w);
     if (logging()) log_window(f, &w, role);
   }
   return 0;

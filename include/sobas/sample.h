@@ -20,6 +20,7 @@ struct sobas_sample {
   uint32_t rcv_wnd;           /* tcpi_rcv_wnd: window we advertise (bytes), needs kernel >= 6.2 */
   uint32_t snd_cwnd;          /* tcpi_snd_cwnd (segments) */
   uint32_t snd_mss;           /* tcpi_snd_mss */
+  uint32_t rcv_mss;           /* tcpi_rcv_mss: the segment size the peer sends us */
   uint32_t rcv_space;         /* tcpi_rcv_space: receive autotuning's estimate */
   uint32_t total_retrans;     /* tcpi_total_retrans (segments) */
   uint32_t rcv_ooopack;       /* tcpi_rcv_ooopack: out-of-order segments received */

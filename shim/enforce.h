@@ -1,0 +1,29 @@
+/* enforce.h — the one place that knows the kernel lever: holding a receiving socket's advertised window at S. */
+#ifndef SOBAS_ENFORCE_H
+#define SOBAS_ENFORCE_H
+
+#include <stdint.h>
+
+/* What was done to one socket, so the hold can be verified and undone. */
+struct sobas_hold {
+  uint64_t s;        /* bytes the window is held at; 0 = not held */
+  uint8_t locked;    /* SO_RCVBUF set: autotuning can no longer move the clamp */
+  uint32_t reapplied; /* times the kernel had moved TCP_WINDOW_CLAMP and we set it again */
+};
+
+/* Holds fd's advertised window at s bytes: SO_RCVBUF (when the host's rmem_max allows a buffer that
+ * fits S) to stop autotuning from resetting the clamp, then TCP_WINDOW_CLAMP = s. The window offered
+ * so far is never withdrawn; it shrinks to s as data is consumed. Returns 0 or -errno. */
+int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h);
+
+/* After each measurement window of a held flow: re-applies the clamp if the kernel moved it.
+ * Returns 1 when it had to, 0 when it held, -errno on failure. */
+int sobas_enforce_verify(int fd, struct sobas_hold *h);
+
+/* S = S_max (a congested path): the clamp opens, a locked buffer goes to the host maximum. */
+int sobas_enforce_release(int fd, struct sobas_hold *h);
+
+/* Name of the lever used, for the log ("lock+clamp" or "clamp"). */
+const char *sobas_enforce_lever(const struct sobas_hold *h);
+
+#endif
