@@ -1,0 +1,97 @@
+// replay_test.cc — feeds real SOBAS_LOG window series (recorded on the testbed) back into the engine: same decisions.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sobas/engine.h"
+
+namespace {
+
+using Fields = std::map<std::string, std::string>;
+
+std::vector<Fields> read_log(const std::string &path) {
+  std::ifstream in(path);
+  std::vector<Fields> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string w;
+    Fields f;
+    while (words >> w) {
+      auto eq = w.find('=');
+      if (eq != std::string::npos) f[w.substr(0, eq)] = w.substr(eq + 1);
+    }
+    lines.push_back(f);
+  }
+  return lines;
+}
+
+uint64_t num(const Fields &f, const char *k) { return std::strtoull(f.at(k).c_str(), nullptr, 10); }
+
+struct Decision {
+  std::string from, to, why;
+  uint64_t s;
+  bool operator==(const Decision &o) const { return from == o.from && to == o.to && why == o.why && s == o.s; }
+};
+
+std::ostream &operator<<(std::ostream &o, const Decision &d) {
+  return o << d.from << "->" << d.to << " (" << d.why << ") s=" << d.s;
+}
+
+// The shim's steer(): the same inputs from the same window fields, default parameters.
+std::vector<Decision> replay(const std::vector<Fields> &log) {
+  sobas_engine_params p;
+  sobas_engine_default_params(&p);
+  sobas_engine e{};
+  std::vector<Decision> out;
+  bool started = false;
+  for (const auto &f : log) {
+    if (f.count("ev") == 0 || f.at("ev") != "window" || f.at("role") != "receiver") continue;
+    int64_t end_ns = (int64_t)num(f, "end_us") * 1000;
+    uint32_t rtt = (uint32_t)num(f, "rcv_rtt_us") ? (uint32_t)num(f, "rcv_rtt_us") : (uint32_t)num(f, "rtt_us");
+    sobas_action a{};
+    if (!started) {
+      sobas_engine_start(&e, &p, 0, rtt, end_ns - (int64_t)num(f, "dur_us") * 1000, &a);
+      started = true;
+    }
+    sobas_engine_input in{};
+    in.t_ns = end_ns;
+    in.rate_bps = num(f, "rx_bps");
+    in.rtt_us = rtt;
+    in.base_rtt_us = (uint32_t)num(f, "base_rtt_us");
+    in.mss = (uint32_t)num(f, "rcv_mss");
+    in.losses = (uint32_t)num(f, "ooo");
+    if (sobas_engine_feed(&e, &in, &a))
+      out.push_back({sobas_state_name(a.from), sobas_state_name(a.to), sobas_reason_name(a.why), a.set ? a.s : e.s});
+  }
+  return out;
+}
+
+std::vector<Decision> logged(const std::vector<Fields> &log) {
+  std::vector<Decision> out;
+  for (const auto &f : log)
+    if (f.count("ev") && f.at("ev") == "decision") out.push_back({f.at("from"), f.at("to"), f.at("why"), num(f, "s")});
+  return out;
+}
+
+void expect_same(const char *name) {
+  auto log = read_log(std::string(SOBAS_TEST_DATA) + "/" + name);
+  ASSERT_GT(log.size(), 10u) << name;
+  auto want = logged(log);
+  ASSERT_FALSE(want.empty()) << name << ": the recording has no decision";
+  EXPECT_EQ(replay(log), want) << name;
+}
+
+// 100 Mb/s, 40 ms, 20 Mb/s UDP cross traffic, 0.25-BDP buffer: slow start loses packets
+// (rate-drop), congestion avoidance then finds the plateau at A with a queue (flat-rate).
+TEST(Replay, ShallowBufferRun) { expect_same("shallow-buffer.log"); }
+
+// The same path with a 1-BDP buffer: flat-rate at the end of slow start, no loss.
+TEST(Replay, OneBdpBufferRun) { expect_same("one-bdp-buffer.log"); }
+
+}  // namespace
