@@ -82,8 +82,9 @@ download "without sobas"
 download "with sobas" "$REPO/build/bin/sobas" --log "$WORK/sobas.log"
 
 echo
-echo "== what the shim measured (SOBAS_LOG, one line per 2·RTT window)"
+echo "== what the shim measured and decided (SOBAS_LOG: a line per 2·RTT window, and its decisions)"
 awk '/ev=window/ && n++ < 5 { print substr($0, 1, 200) }' "$WORK/sobas.log"
+grep " ev=decision " "$WORK/sobas.log" | cut -c1-220
 echo "   ..."
 field() { grep -o " $1=[^ ]*" | cut -d= -f2; }   # values of one key, one per line
 windows=$(grep -c 'ev=window' "$WORK/sobas.log")
@@ -96,5 +97,6 @@ echo "flow $(echo "$close" | field peer) -> $(echo "$close" | field local):" \
   "bytes_received=$(echo "$close" | field bytes_received) app_rx=$(echo "$close" | field app_rx)" \
   "retrans=$(echo "$close" | field retrans)"
 echo
-echo "(The shim measures today; the SOBAS engine that caps the window comes next. The full comparison"
+echo "(The decision line is SOBAS at work: once the receive rate is flat, the window is held at"
+echo " S = R·T with T the base RTT, so the queue the first download kept never builds. The full comparison"
 echo " of contenders is scripts/bench-wan.sh; its latest results are in results/wan/results.md.)"

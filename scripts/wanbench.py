@@ -404,7 +404,7 @@ class Bench:
         out = dict(t=t, mbps=mbps, rtt_t=[round(x - t0, 3) for x, r in pings if r >= 0],
                    rtt_ms=[round(r, 3) for x, r in pings if r >= 0])
         if log:
-            out["win_t"], out["win_bytes"], out["win_kind"] = read_windows(log)
+            out["windows"] = read_windows(log)
         return out
 
     # -- the whole benchmark ---------------------------------------------------------------
@@ -478,36 +478,33 @@ def read_series(path):
 
 
 def read_windows(log):
-    """The window sobas left the flow: its decided S once the engine logs one, else the advertised
-    window the kernel reported (tcpi_rcv_wnd) in each 2·RTT measurement."""
-    t, w, kind = [], [], "rcv_wnd"
+    """The receiving flow's window series from its SOBAS_LOG: the advertised window the kernel
+    reported (tcpi_rcv_wnd) and the S the engine held (0 while not held), per 2·RTT window."""
+    t, wnd, held = [], [], []
     if not os.path.exists(log):
-        return t, w, kind
+        return dict(t=t, rcv_wnd=wnd, s=held)
     with open(log) as f:
         lines = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in f]
     flows = {}
     for d in lines:
         if d.get("ev") == "window" and d.get("role") == "receiver":
             flows.setdefault(d["flow"], []).append(d)
-    if not flows:
-        return t, w, kind
-    bulk = max(flows.values(), key=len)  # the data connection, not iperf3's control connection
-    decided = [d for d in lines if d.get("ev") == "decision" and "s" in d]
-    src = decided if decided else bulk
-    if decided:
-        kind = "S"
-    for d in src:
-        t.append(int(d["t_ms"]) / 1000)
-        w.append(int(d["s"] if decided else d["rcv_wnd"]))
-    return t, w, kind
+    if flows:
+        bulk = max(flows.values(), key=len)  # the data connection, not iperf3's control connection
+        for d in bulk:
+            t.append(int(d["t_ms"]) / 1000)
+            wnd.append(int(d["rcv_wnd"]))
+            held.append(int(d.get("s", 0)))
+    return dict(t=t, rcv_wnd=wnd, s=held)
 
 
 def first_decision_ms(log):
+    """When the engine first settled the flow: S = R·T held, or stepped aside on a congested path."""
     if not os.path.exists(log):
         return None
     with open(log) as f:
         for l in f:
-            if " ev=decision " in l:
+            if " ev=decision " in l and (" to=decided " in l or " to=congested " in l):
                 m = re.search(r" t_ms=(\d+)", l)
                 return float(m.group(1)) if m else None
     return None
@@ -535,7 +532,8 @@ def summarise(sc, cal, size, runs):
             rtt_p95_ms=round(statistics.mean(r.rtt_p95_ms for r in ok), 2) if ok else None,
             retrans=round(statistics.mean(r.retrans for r in ok), 1) if ok else None,
             queue_drops=round(statistics.mean(r.queue_drops for r in ok), 1) if ok else None,
-            decision_ms=next((r.decision_ms for r in ok if r.decision_ms is not None), None),
+            decision_ms=round(statistics.mean(d), 1) if (d := [r.decision_ms for r in ok
+                                                                if r.decision_ms is not None]) else None,
             invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid]))
     return dict(name=sc.name, title=sc.title, paper=sc.paper, C=sc.rate, rtt_ms=sc.rtt_ms,
                 buffer_bdp=sc.buffer_bdp, buffer_bytes=int(sc.bdp_bytes * sc.buffer_bdp), loss=sc.loss,
@@ -616,15 +614,21 @@ def plots(results, outdir):
         first = {}
         for r in s["runs"]:
             first.setdefault(r["contender"], r)
-        has_win = any(r["series"].get("win_t") for r in first.values())
+        has_win = any(r["series"].get("windows", {}).get("t") for r in first.values())
         fig, axes = plt.subplots(3 if has_win else 2, 1, figsize=(10, 9 if has_win else 6.5), sharex=True)
         for con, r in first.items():
             se = r["series"]
             axes[0].plot(se["t"], se["mbps"], label=con, lw=1)
             axes[1].plot(se["rtt_t"], se["rtt_ms"], label=con, lw=0.8)
-            if has_win and se.get("win_t"):
-                axes[2].step(se["win_t"], [w / 1000 for w in se["win_bytes"]], where="post", label=con)
-                axes[2].set_ylabel(("S" if se.get("win_kind") == "S" else "advertised window") + " (KB)")
+            w = se.get("windows", {})
+            if has_win and w.get("t"):
+                # Fig. 13 style: the S the engine held, beside the window the kernel advertised.
+                axes[2].step(w["t"], [x / 1000 for x in w["rcv_wnd"]], where="post", label=f"{con}: rcv_wnd", lw=1)
+                held = [(tt, x / 1000) for tt, x in zip(w["t"], w["s"]) if x]
+                if held:
+                    axes[2].step(*zip(*held), where="post", label=f"{con}: S held", lw=1.5)
+                axes[2].set_ylabel("window (KB)")
+                axes[2].set_yscale("log")
         cal = s["calibration"]
         axes[0].axhline(cal["A_bps"] / 1e6 / MSS_FRACTION, color="grey", ls="--", lw=0.8, label="A (IP rate)")
         axes[0].set_ylabel("flow IP rate at link exit (Mb/s)")

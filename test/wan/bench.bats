@@ -33,7 +33,7 @@ for run in s["runs"]:
         assert min(run["series"]["rtt_ms"]) > 39.5, run["contender"]
 assert sum(run["valid"] for run in s["runs"]) >= 3, "most runs of a 100 Mb/s path must be valid"
 sobas = next(run for run in s["runs"] if run["contender"] == "sobas")
-assert sobas["series"]["win_t"], "the preloaded receiver's windows are plotted"
+assert sobas["series"]["windows"]["t"], "the preloaded receiver's windows are plotted"
 print("ok")
 PY
   echo "$output"

@@ -60,11 +60,20 @@ sys.exit(0 if len(ok) == len(rtts) >= 150 and abs(med - 40) < 1 else 1)" "$BATS_
 }
 
 @test "a CUBIC transfer's goodput is within 5% of the header-adjusted rate, with no TUN drops" {
-  start_emu 500000
-  d0=$(tun_drops)
-  ip netns exec "$TB-snd" iperf3 -c 10.80.2.1 -p 5201 -C cubic -t 8 -J > "$BATS_TEST_TMPDIR/iperf.json"
-  d1=$(tun_drops)
-  stop_emu
+  # A run is valid only when the emulator kept its timing and the kernel dropped nothing before it;
+  # an invalid run (a busy machine) is reported and retried, never judged.
+  for attempt in 1 2 3; do
+    start_emu 500000
+    d0=$(tun_drops)
+    ip netns exec "$TB-snd" iperf3 -c 10.80.2.1 -p 5201 -C cubic -t 8 -J > "$BATS_TEST_TMPDIR/iperf.json"
+    d1=$(tun_drops)
+    stop_emu
+    late=$(emu_field fwd late_mean_us)
+    echo "attempt $attempt: mean release lateness $late us, TUN drops $((d1 - d0))"
+    python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 100 else 1)" "$late" && [ "$d1" -eq "$d0" ] && break
+    echo "attempt $attempt: invalid run"
+    [ "$attempt" -lt 3 ] || return 1
+  done
   run python3 -c "
 import json, sys
 got = json.load(open(sys.argv[1]))['end']['sum_received']['bits_per_second']
@@ -73,10 +82,6 @@ print(f'goodput {got / 1e6:.2f} Mb/s, header-adjusted C {want / 1e6:.2f} Mb/s, r
 sys.exit(0 if abs(got / want - 1) <= 0.05 else 1)" "$BATS_TEST_TMPDIR/iperf.json"
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "$d1" -eq "$d0" ]
-  late=$(emu_field fwd late_mean_us)
-  echo "mean release lateness $late us"
-  python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 100 else 1)" "$late"
 }
 
 @test "a 0.25-BDP buffer makes CUBIC lose packets in slow start; queue drops equal its retransmits" {
