@@ -133,3 +133,33 @@ TEST_F(ConfigTest, EnvironmentOverridesAndWarnsPerBadKey) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(ConfigTest, PolicyDefaultsToSobasAndAcceptsOff) {
+  EXPECT_EQ(c.policy, SOBAS_POLICY_SOBAS);
+  EXPECT_EQ(c.reeval_ms, 0u);
+  EXPECT_EQ(sobas_config_set(&c, "SOBAS_POLICY", "off", collect, nullptr), 0);
+  EXPECT_EQ(c.policy, SOBAS_POLICY_OFF);
+  EXPECT_EQ(sobas_config_set(&c, "policy", "SOBAS", collect, nullptr), 0);
+  EXPECT_EQ(c.policy, SOBAS_POLICY_SOBAS);
+  EXPECT_TRUE(g_warnings.empty());
+}
+
+TEST_F(ConfigTest, UnknownPolicyWarnsAndKeepsSobas) {
+  EXPECT_EQ(sobas_config_set(&c, "SOBAS_POLICY", "bbr", collect, nullptr), -1);
+  EXPECT_EQ(c.policy, SOBAS_POLICY_SOBAS);
+  ASSERT_EQ(g_warnings.size(), 1u);
+  EXPECT_NE(g_warnings[0].find("SOBAS_POLICY=\"bbr\" is not a policy (sobas, off)"), std::string::npos);
+}
+
+TEST_F(ConfigTest, ReevaluationPeriodAllowsZeroAndRejectsJunk) {
+  EXPECT_EQ(sobas_config_set(&c, "SOBAS_REEVAL_MS", "30000", collect, nullptr), 0);
+  EXPECT_EQ(c.reeval_ms, 30000u);
+  EXPECT_EQ(sobas_config_set(&c, "reeval_ms", "0", collect, nullptr), 0);
+  EXPECT_EQ(c.reeval_ms, 0u);
+  EXPECT_EQ(sobas_config_set(&c, "SOBAS_REEVAL_MS", "-5", collect, nullptr), -1);
+  EXPECT_EQ(g_warnings.size(), 1u);
+}
+
+}  // namespace
