@@ -11,9 +11,12 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .flat_n_ss = 2,          /* paper */
       .flat_n_ca = 5,          /* paper */
       .start_gain = 1.2,       /* paper */
-      .headroom = 0.03,        /* measured: held at exactly R·T_base a flow ran at 97% of R (the ACK clock
-                                  and cross-traffic jitter add ~1.2 ms to 40 ms); 3% more costs ~1 ms of queue */
+      .headroom = 0.02,        /* measured: held at exactly R·T_base a flow ran at 97% of R (the ACK clock
+                                  and cross-traffic jitter add ~1.2 ms to 40 ms); 2% more keeps it near R
+                                  for under 1 ms of queue (3% pushed the RTT to +4.6%, near the 5% bar) */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
+      .full_rtt_frac = 0.10,   /* tcpi_rcv_rtt jitters by up to ~5% beside Poisson cross traffic; a full
+                                  path's queue grows past that within a window or two */
       .congested_windows = 2,  /* one window with loss can be our own last overshoot; two cannot */
       .min_rtt_us = 1000,      /* a sub-ms path has no long-fat-network problem; scheduling jitter there
                                   rivals the RTT, so R·T would be noise */
@@ -47,7 +50,9 @@ static void push_rate(struct sobas_engine *e, uint64_t r) {
   e->n_rates++;
 }
 
-/* The last n rates are each within ±equal_tol of their mean; *mean gets it. */
+/* The last n rates are each within ±equal_tol of their mean, and they are not still climbing (the
+ * newest at most equal_tol/2 above the oldest: CUBIC regrowing after a loss rises ~1.5% a window,
+ * which five windows of ±5% alone would call flat). *mean gets their mean. */
 static int last_equal(const struct sobas_engine *e, uint32_t n, uint64_t *mean) {
   if (n < 2 || e->n_rates < n) return 0;
   double sum = 0;
@@ -59,6 +64,7 @@ static int last_equal(const struct sobas_engine *e, uint32_t n, uint64_t *mean) 
     if (d < 0) d = -d;
     if (d > e->p.equal_tol * m) return 0;
   }
+  if ((double)e->rates[e->n_rates - 1] - (double)e->rates[e->n_rates - n] > e->p.equal_tol / 2 * m) return 0;
   *mean = (uint64_t)m;
   return 1;
 }
@@ -160,7 +166,8 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   uint32_t need = in_ss ? e->p.flat_n_ss : e->p.flat_n_ca;
   if (last_equal(e, need, &plateau)) {
     int s_grew = (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
-    if (s_grew || queue) return decide(e, a, plateau, t0, SOBAS_WHY_FLAT_RATE, in->t_ns);
+    int full = in->rtt_us && t0 && (double)in->rtt_us >= (1.0 + e->p.full_rtt_frac) * t0 && in->rtt_us >= t0 + 2000;
+    if (s_grew || full) return decide(e, a, plateau, t0, SOBAS_WHY_FLAT_RATE, in->t_ns);
   }
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */
   if (in_ss && n >= 2 && dropped(e, r[n - 2], r[n - 1])) {

@@ -39,6 +39,7 @@ struct sobas_engine_params {
   double start_gain;        /* initial S = start_gain·C'·T (paper: 1.2) */
   double headroom;          /* decided S = (1 + headroom)·R·T: the window also covers the path's jitter */
   double limited_frac;      /* buffer limited: R·T_now >= limited_frac·S (the cap is full) */
+  double full_rtt_frac;     /* the path is full (for flat-rate): RTT_now >= (1 + this)·T_base, and 2 ms over */
   uint32_t congested_windows; /* without a probe: windows with loss and no queue of ours => congested */
   uint32_t min_rtt_us;      /* paths with a base RTT below this are not steered (LANs, loopback) */
   uint64_t s_min;           /* never cap below this many bytes */

@@ -168,6 +168,16 @@ TEST(Engine, CongestionAvoidanceNeedsFiveEqualRates) {
   EXPECT_NEAR(double(g.last().rate_bps), 77.0e6, 1e4);
 }
 
+// CUBIC regrowing after a loss: +1.5% a window is within ±5% over five windows, but it is a climb.
+TEST(Engine, SlowlyClimbingRateIsNotFlat) {
+  Engine g;
+  g.feed(10);
+  g.feed(40);
+  g.feed(20);  // -> 3
+  for (double r : {64.0, 65.0, 66.0, 67.0, 68.0, 69.0}) EXPECT_FALSE(g.feed(r, 45000)) << r;
+  EXPECT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
+}
+
 // State 3 -> 5: const-rate-drop, deciding on the rate before the drop.
 TEST(Engine, ConstRateDropDecidesOnTheRateBeforeTheDrop) {
   Engine g;
