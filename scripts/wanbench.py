@@ -370,7 +370,7 @@ class Bench:
         with open(stats) as f:
             run.emu = json.load(f)
         self.validate(run, drops)
-        if sent != size:
+        if sent < size:  # iperf3 -n may send one 128 KiB block more than asked
             run.invalid(f"transfer moved {sent} of {size} bytes")
         run.goodput_bps = run.bytes * 8 / run.seconds if run.seconds > 0 else 0
         run.queue_drops = run.emu["fwd"]["drop_queue"]
