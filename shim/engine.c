@@ -133,13 +133,18 @@ static int grow(struct sobas_engine *e, const struct sobas_engine_input *in, enu
   return act(e, a, to, SOBAS_WHY_BUFFER_LIMITED, 1, s, in->rate_bps, rtt, in->t_ns);
 }
 
+/* The RTT now shows a queue over the base: at least frac of it, and at least min_us. */
+static int rtt_above(uint32_t rtt_us, uint32_t base_us, double frac, uint32_t min_us) {
+  return rtt_us && base_us && (double)rtt_us >= (1.0 + frac) * base_us && rtt_us >= base_us + min_us;
+}
+
 /* States 1-4: looking for the rate the path gives. */
 static int search(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t t0 = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
   uint32_t n = e->n_rates;
   const uint64_t *r = e->rates;
   int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
-  int queue = in->rtt_us && t0 && (double)in->rtt_us >= (1.0 + e->p.equal_tol) * t0 && in->rtt_us >= t0 + 1000;
+  int queue = rtt_above(in->rtt_us, t0, e->p.equal_tol, 1000);
 
   /* Without the probe, in congestion avoidance: a flow overflows DropTail only through a full queue,
    * so losses while the RTT shows none are someone else's (a congested path); two such windows and
@@ -166,7 +171,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   uint32_t need = in_ss ? e->p.flat_n_ss : e->p.flat_n_ca;
   if (last_equal(e, need, &plateau)) {
     int s_grew = (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
-    int full = in->rtt_us && t0 && (double)in->rtt_us >= (1.0 + e->p.full_rtt_frac) * t0 && in->rtt_us >= t0 + 2000;
+    int full = rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000);
     if (s_grew || full) return decide(e, a, plateau, t0, SOBAS_WHY_FLAT_RATE, in->t_ns);
   }
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */
