@@ -11,6 +11,8 @@ packages=(
   python3-venv
   # benchmarks
   valgrind
+  # the libFuzzer targets (clang's -fsanitize=fuzzer runtime)
+  clang-14 libclang-rt-14-dev
 )
 
 if [ "$(id -u)" -ne 0 ]; then
