@@ -6,7 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
-enum key_type { KEY_BOOL, KEY_SIZE, KEY_MS, KEY_PERIOD_MS, KEY_PATH, KEY_POLICY };
+#include "sobas/probe.h"
+
+enum key_type { KEY_BOOL, KEY_SIZE, KEY_MS, KEY_PERIOD_MS, KEY_PATH, KEY_POLICY, KEY_PORT };
 
 struct key {
   const char *env;   /* SOBAS_BULK_BYTES */
@@ -26,6 +28,8 @@ static const struct key keys[] = {
     {"SOBAS_MAX_WINDOW_MS", "max_window_ms", KEY_MS, FIELD(meas.max_window_us), "2000"},
     {"SOBAS_POLICY", "policy", KEY_POLICY, FIELD(policy), "sobas"},
     {"SOBAS_REEVAL_MS", "reeval_ms", KEY_PERIOD_MS, FIELD(reeval_ms), "0 (decide once)"},
+    {"SOBAS_PROBE", "probe", KEY_BOOL, FIELD(probe), "1"},
+    {"SOBAS_PROBE_PORT", "probe_port", KEY_PORT, FIELD(probe_port), "9521"},
 };
 
 /* SOBAS_POLICY values, indexed by SOBAS_POLICY_*. */
@@ -35,6 +39,8 @@ static const char *const policy_names[] = {"sobas", "off"};
 void sobas_config_default(struct sobas_config *c) {
   memset(c, 0, sizeof *c);
   c->bulk_bytes = 256 * 1024;
+  c->probe = 1;
+  c->probe_port = SOBAS_PROBE_DEFAULT_PORT;
   sobas_meas_params_default(&c->meas);
 }
 
@@ -112,6 +118,15 @@ int sobas_config_set(struct sobas_config *c, const char *key, const char *value,
       uint64_t v;
       if (sobas_parse_size(value, &v) != 0 || v > 86400000) {
         warn_bad(k, value, "a duration in milliseconds (0..86400000, 0 = never)", warn, ctx);
+        return -1;
+      }
+      *(uint32_t *)field = (uint32_t)v;
+      return 0;
+    }
+    case KEY_PORT: {
+      uint64_t v;
+      if (sobas_parse_size(value, &v) != 0 || v == 0 || v > 65535) {
+        warn_bad(k, value, "a UDP port (1..65535)", warn, ctx);
         return -1;
       }
       *(uint32_t *)field = (uint32_t)v;

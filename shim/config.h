@@ -21,6 +21,8 @@ struct sobas_config {
   struct sobas_meas_params meas;  /* SOBAS_MIN_WINDOW_MS, SOBAS_MAX_WINDOW_MS */
   int policy;                     /* SOBAS_POLICY: SOBAS_POLICY_SOBAS, or _OFF (measure, never change a socket) */
   uint32_t reeval_ms;             /* SOBAS_REEVAL_MS: re-run the search this long after a decision; 0 = never */
+  int probe;                      /* SOBAS_PROBE: run the UDP side probe against the peer's sobasd */
+  uint32_t probe_port;            /* SOBAS_PROBE_PORT: sobasd's UDP port on the peer */
 };
 
 enum { SOBAS_POLICY_SOBAS = 0, SOBAS_POLICY_OFF = 1 };

@@ -108,8 +108,13 @@ int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params 
   e->state = SOBAS_ST_SLOW_START;
   e->s = p->s_max;
   e->last_increase_ns = t_ns;
-  if (cap_bps == 0 || rtt_us == 0) return 0; /* no estimate: start uncapped, the window scale large */
-  uint64_t s = clamp_s(e, window_bytes((uint64_t)(p->start_gain * (double)cap_bps), rtt_us));
+  return sobas_engine_capacity(e, cap_bps, rtt_us, t_ns, a); /* no estimate: uncapped, the window scale large */
+}
+
+int sobas_engine_capacity(struct sobas_engine *e, uint64_t cap_bps, uint32_t rtt_us, int64_t t_ns,
+                          struct sobas_action *a) {
+  if (cap_bps == 0 || rtt_us == 0 || e->state != SOBAS_ST_SLOW_START || e->s != e->p.s_max) return 0;
+  uint64_t s = clamp_s(e, window_bytes((uint64_t)(e->p.start_gain * (double)cap_bps), rtt_us));
   return act(e, a, SOBAS_ST_SLOW_START, SOBAS_WHY_START, 1, s, cap_bps, rtt_us, t_ns);
 }
 
@@ -138,6 +143,30 @@ static int rtt_above(uint32_t rtt_us, uint32_t base_us, double frac, uint32_t mi
   return rtt_us && base_us && (double)rtt_us >= (1.0 + frac) * base_us && rtt_us >= base_us + min_us;
 }
 
+/* Losses the receiver's own TCP shows (out-of-order arrivals): the only loss signal without the probe,
+ * a second, slower one beside it (two windows, as below). */
+static uint32_t kernel_losses(const struct sobas_engine_input *in) { return in->probe ? in->ooo : in->losses; }
+
+/* With the probe, the window's highest RTT shows whether the flow met a queue (its echoes sample the
+ * bottleneck every 10 ms; tcpi_rcv_rtt lags a fast-filling queue by an RTT or more). */
+static int probe_saw_queue(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  uint32_t worst = in->rtt_max_us > in->rtt_us ? in->rtt_max_us : in->rtt_us;
+  return rtt_above(worst, base, e->p.equal_tol, 1000);
+}
+
+/* A loss seen beside the probe is the path's (congested) when no queue came with it: DropTail drops
+ * only from a full queue, so a loss with none is someone else's (random loss, a congested hop), in any
+ * state and from either signal, the probe's echo gaps or the flow's own out-of-order arrivals. Held at
+ * R·T_base (decided) the flow builds no queue, so a probe loss is the path's whatever the RTT: the
+ * paper's rule. While searching, a loss with a queue may be our own overshoot (slow start into a
+ * shallow buffer drops the probe's echoes too) and is left to flat-rate / const-rate-drop. */
+static int probe_says_congested(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  if (!in->probe) return 0;
+  if (in->losses && e->state == SOBAS_ST_DECIDED) return 1;
+  return (in->losses || in->ooo) && !probe_saw_queue(e, in);
+}
+
 /* States 1-4: looking for the rate the path gives. */
 static int search(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t t0 = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
@@ -146,20 +175,22 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
   int queue = rtt_above(in->rtt_us, t0, e->p.equal_tol, 1000);
 
-  /* Without the probe, in congestion avoidance: a flow overflows DropTail only through a full queue,
+  /* Kernel signals, in congestion avoidance: a flow overflows DropTail only through a full queue,
    * so losses while the RTT shows none are someone else's (a congested path); two such windows and
    * SOBAS steps aside. Not in slow start: the receiver's RTT estimate lags a fast-filling queue there
    * (a real 0.25-BDP run lost 325 segments while tcpi_rcv_rtt still read the base RTT). */
-  if (!in_ss && !in->probe && in->losses && !queue && ++e->loss_windows >= e->p.congested_windows)
+  if (!in_ss && kernel_losses(in) && !queue && ++e->loss_windows >= e->p.congested_windows)
     return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us, in->t_ns);
   int growing = e->state == SOBAS_ST_SS_GROWING || e->state == SOBAS_ST_CA_GROWING;
   int capped = e->s < e->p.s_max;
   int limited = capped && (double)window_bytes(in->rate_bps, in->rtt_us ? in->rtt_us : t0) >=
                               e->p.limited_frac * (double)e->s;
 
-  /* const-rate-drop: a plateau of two, then a significant drop; decide on the rate before it. */
+  /* const-rate-drop: a plateau of two, then a significant drop; decide on the rate before it. It
+   * stands for a self-induced loss, which needs our queue: beside the probe, a drop that met none is
+   * not one (a loss without a queue was congestion, above; without a loss, an application pause). */
   uint64_t plateau;
-  if (n >= 3 && dropped(e, r[n - 2], r[n - 1])) {
+  if (n >= 3 && dropped(e, r[n - 2], r[n - 1]) && (!in->probe || probe_saw_queue(e, in))) {
     const uint64_t *last3 = r + n - 3;
     double m = ((double)last3[0] + (double)last3[1]) / 2, d = (double)last3[0] - m;
     if (d < 0) d = -d;
@@ -192,12 +223,11 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
 
 int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   if (e->state == SOBAS_ST_CONGESTED) return 0; /* stepped aside for the rest of the transfer */
-  /* The probe sees forward-path loss that no window of ours causes: congested, from any state. */
-  if (in->probe && in->losses)
+  if (probe_says_congested(e, in))
     return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us, in->t_ns);
   if (e->state == SOBAS_ST_DECIDED) {
-    /* Without a probe: held at R·T we build no queue, so losses now are someone else's. */
-    if (!in->probe && in->losses && ++e->loss_windows >= e->p.congested_windows)
+    /* Kernel signals: held at R·T we build no queue, so losses now are someone else's. */
+    if (kernel_losses(in) && ++e->loss_windows >= e->p.congested_windows)
       return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us,
                  in->t_ns);
     if (e->p.reeval_ns > 0 && in->t_ns - e->decided_ns >= e->p.reeval_ns) {

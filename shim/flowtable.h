@@ -54,6 +54,8 @@ struct sobas_addr {
 #define SOBAS_FLOW_ANNOUNCED 0x01u /* "open" recorded, local address read */
 #define SOBAS_FLOW_BULK 0x02u      /* moved bulk_bytes: measured from now on */
 #define SOBAS_FLOW_ENGINE 0x04u    /* a receiving flow the SOBAS engine steers */
+#define SOBAS_FLOW_PROBED 0x08u    /* the side probe was asked for (it may have given up) */
+#define SOBAS_FLOW_CAP_SEEN 0x10u  /* the probe's final capacity estimate went to the engine */
 
 enum sobas_flow_origin { SOBAS_ORIGIN_CONNECT = 0, SOBAS_ORIGIN_ACCEPT = 1, SOBAS_ORIGIN_INHERITED = 2 };
 
@@ -78,6 +80,9 @@ struct sobas_flow {
   struct sobas_engine eng;  /* SOBAS's decision state (receivers, policy sobas) */
   struct sobas_hold hold;   /* what the engine's decisions did to the socket */
   uint32_t base_rtt_us;     /* least RTT seen: the T in S = R·T */
+  uint32_t probe;           /* side-probe handle (0: none) */
+  uint8_t probe_status;     /* the probe status last logged */
+  uint8_t probe_none_why;   /* why it gave up, when it did: sobas-top's "probe: none" */
 };
 
 struct sobas_flowtable {

@@ -7,6 +7,7 @@
 
 #include "envfix.h"
 #include "lifecycle.h"
+#include "probe.h"
 #include "real.h"
 #include "track.h"
 
@@ -190,28 +191,61 @@ EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t n
 
 /* ---- fd lifecycle ---- */
 
+/* The probe helper's own sockets are invisible to the host: to it their numbers are free, so closing
+ * or duplicating one is EBADF, a range close goes around them, and a dup onto one moves ours away. */
+static int not_yours(void) {
+  errno = EBADF;
+  return -1;
+}
+
 EXPORT int close(int fd) {
+  if (sobas_probe_owns_fd(fd)) return not_yours();
   sobas_track_close(fd);
   return libc_close(fd);
 }
 
-EXPORT int close_range(unsigned int lo, unsigned int hi, int flags) {
-  sobas_track_close_range(lo, hi, flags);
+/* close_range over [lo, hi] in pieces that skip the helper's fds (at most two). */
+static int close_range_around_own(unsigned lo, unsigned hi, int flags) {
+  int own[2], n = sobas_probe_own_fds(own);
+  if (lo > hi) return libc_close_range(lo, hi, flags); /* the kernel's own EINVAL */
+  for (int i = 0; i < n; i++) {
+    unsigned fd = (unsigned)own[i];
+    if (fd < lo || fd > hi) continue;
+    if (fd > lo && libc_close_range(lo, fd - 1, flags) != 0) return -1;
+    if (fd == hi) return 0;
+    lo = fd + 1;
+  }
   return libc_close_range(lo, hi, flags);
 }
 
+EXPORT int close_range(unsigned int lo, unsigned int hi, int flags) {
+  sobas_track_close_range(lo, hi, flags);
+  return close_range_around_own(lo, hi, flags);
+}
+
 EXPORT void closefrom(int lo) {
-  if (lo >= 0) sobas_track_close_range((unsigned)lo, ~0u, 0);
-  libc_closefrom(lo);
+  if (lo < 0) {
+    libc_closefrom(lo);
+    return;
+  }
+  sobas_track_close_range((unsigned)lo, ~0u, 0);
+  int own[2], n = sobas_probe_own_fds(own);
+  if (n > 0 && own[n - 1] >= lo)
+    (void)close_range_around_own((unsigned)lo, ~0u, 0);
+  else
+    libc_closefrom(lo);
 }
 
 EXPORT int dup(int fd) {
+  if (sobas_probe_owns_fd(fd)) return not_yours();
   int r = libc_dup(fd);
   if (r >= 0) sobas_track_dup(fd, r);
   return r;
 }
 
 EXPORT int dup2(int ofd, int nfd) {
+  if (sobas_probe_owns_fd(ofd)) return not_yours();
+  if (sobas_probe_owns_fd(nfd)) sobas_probe_vacate_fd(nfd);
   if (ofd != nfd) sobas_track_before_replace(nfd);
   int r = libc_dup2(ofd, nfd);
   if (r >= 0) sobas_track_dup(ofd, r);
@@ -219,6 +253,8 @@ EXPORT int dup2(int ofd, int nfd) {
 }
 
 EXPORT int dup3(int ofd, int nfd, int flags) {
+  if (sobas_probe_owns_fd(ofd)) return not_yours();
+  if (sobas_probe_owns_fd(nfd)) sobas_probe_vacate_fd(nfd);
   if (ofd != nfd) sobas_track_before_replace(nfd);
   int r = libc_dup3(ofd, nfd, flags);
   if (r >= 0) sobas_track_dup(ofd, r);

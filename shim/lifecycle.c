@@ -13,6 +13,7 @@
 
 #include "lifecycle.h"
 #include "log.h"
+#include "probe.h"
 #include "real.h"
 #include "track.h"
 
@@ -109,12 +110,19 @@ __attribute__((constructor)) static void sobas_init(void) {
 /* exit() closes no sockets through us: programs like wget just end. _exit and signals skip this. */
 __attribute__((destructor)) static void sobas_fini(void) { sobas_track_exit(); }
 
+/* A filter is about to be installed: the probe helper makes its last syscall before it goes in (a
+ * filter with TSYNC would cover the helper's thread too), then everything goes quiet. */
+static void before_seccomp(void) {
+  sobas_probe_stop(1);
+  sobas_track_quiet();
+}
+
 void sobas_note_prctl(int op, unsigned long arg) {
-  if (op == PR_SET_SECCOMP && arg != SECCOMP_MODE_DISABLED) sobas_track_quiet();
+  if (op == PR_SET_SECCOMP && arg != SECCOMP_MODE_DISABLED) before_seccomp();
 }
 
 void sobas_note_syscall(long nr, long op) {
-  if (nr == __NR_seccomp && (op == SECCOMP_SET_MODE_STRICT || op == SECCOMP_SET_MODE_FILTER)) sobas_track_quiet();
+  if (nr == __NR_seccomp && (op == SECCOMP_SET_MODE_STRICT || op == SECCOMP_SET_MODE_FILTER)) before_seccomp();
 }
 
 const char *sobas_self_path(void) { return sobas_proc.self_path[0] ? sobas_proc.self_path : NULL; }

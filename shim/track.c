@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "enforce.h"
 #include "log.h"
+#include "probe.h"
 #include "real.h"
 
 struct sobas_proc sobas_proc;
@@ -158,23 +159,29 @@ static void announce(int fd, struct sobas_flow *f) {
   char l[64], p[64];
   sobas_fmt_addr(l, sizeof l, &f->local);
   sobas_fmt_addr(p, sizeof p, &f->peer);
-  log_flow_line(f, "open", "local=%s peer=%s origin=%s", l, p, origin_names[f->origin]);
+  /* t0_ms: the flow's start on CLOCK_MONOTONIC, which other tools' logs share (t_ms counts from it). */
+  log_flow_line(f, "open", "local=%s peer=%s origin=%s t0_ms=%lld", l, p, origin_names[f->origin],
+                (long long)(f->t_open_ns / 1000000));
 }
 
 /* Every field the engine is fed is in the window line (end_us, rx_bps, rcv_rtt_us, base_rtt_us, rcv_mss,
- * ooo), so a log replays into the same decisions (test/unit/replay_test.cc). */
-static void log_window(const struct sobas_flow *f, const struct sobas_window *w, enum sobas_role role) {
+ * ooo, and the probe's probe/prtt_us/prtt_max_us/plost), so a log replays into the same decisions
+ * (test/unit/replay_test.cc). */
+static void log_window(const struct sobas_flow *f, const struct sobas_window *w, enum sobas_role role,
+                       const struct sobas_probe_view *pv) {
   const struct sobas_sample *s = &f->last;
   log_flow_line(f, "window",
                 "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu rtt_us=%u "
                 "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u "
-                "retrans=%u ooo=%u state=%s s=%llu",
+                "retrans=%u ooo=%u state=%s s=%llu probe=%s prtt_us=%u prtt_max_us=%u plost=%u",
                 role_names[role], (long long)((w->t_end_ns - f->t_open_ns) / 1000),
                 (long long)((w->t_end_ns - w->t_start_ns) / 1000), (unsigned long long)w->rx_bytes,
                 (unsigned long long)w->tx_bytes, (unsigned long long)w->rx_rate_bps,
                 (unsigned long long)w->tx_rate_bps, w->rtt_us, s->rcv_rtt_us, s->rtt_us, s->min_rtt_us,
                 f->base_rtt_us, s->rcv_mss, s->rcv_wnd, s->rcv_space, s->snd_cwnd, w->retrans, w->ooopack,
-                sobas_state_name(f->eng.state), (unsigned long long)f->hold.s);
+                sobas_state_name(f->eng.state), (unsigned long long)f->hold.s,
+                sobas_probe_status_name((enum sobas_probe_status)f->probe_status), pv->rtt_avg_us, pv->rtt_max_us,
+                pv->lost);
 }
 
 static void log_decision(const struct sobas_flow *f, const struct sobas_action *a, int err) {
@@ -194,33 +201,111 @@ static void learn_base_rtt(struct sobas_flow *f) {
     if (c[i] > 0 && c[i] < 60000000u && (f->base_rtt_us == 0 || c[i] < f->base_rtt_us)) f->base_rtt_us = c[i];
 }
 
-/* One closed window of a receiving flow through the SOBAS engine, and its decision onto the socket. */
-static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w) {
-  learn_base_rtt(f);
-  uint32_t rtt = f->last.rcv_rtt_us ? f->last.rcv_rtt_us : w->rtt_us;
+static void log_probe_status(const struct sobas_flow *f, const struct sobas_probe_view *v) {
+  log_flow_line(f, "probe", "what=status status=%s why=%s rtt_min_us=%u sent=%llu echoes=%llu lost=%llu",
+                sobas_probe_status_name(v->status),
+                v->status == SOBAS_PROBE_NONE ? sobas_probe_none_name(v->none_why) : "-", v->rtt_min_us,
+                (unsigned long long)v->sent_total, (unsigned long long)v->received_total,
+                (unsigned long long)v->lost_total);
+}
+
+static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
+  int err = 0;
+  if (a->set)
+    err = a->to == SOBAS_ST_CONGESTED ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a->s, &f->hold);
+  if (logging()) log_decision(f, a, err);
+}
+
+static int probe_wanted(void) { return sobas_proc.cfg.probe && sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS; }
+
+/* The engine starts with the first window or the probe, whichever comes first; uncapped until C'. */
+static void engine_begin(struct sobas_flow *f, uint32_t rtt, int64_t t) {
+  if (f->flags & SOBAS_FLOW_ENGINE) return;
+  struct sobas_engine_params p;
   struct sobas_action a;
-  if (!(f->flags & SOBAS_FLOW_ENGINE)) {
-    struct sobas_engine_params p;
-    sobas_engine_default_params(&p);
-    p.reeval_ns = (int64_t)sobas_proc.cfg.reeval_ms * 1000000;
-    /* No capacity estimate without the probe: start uncapped, as the kernel's large window scale allows. */
-    sobas_engine_start(&f->eng, &p, 0, rtt, w->t_start_ns - f->t_open_ns, &a);
-    f->flags |= SOBAS_FLOW_ENGINE;
+  sobas_engine_default_params(&p);
+  p.reeval_ns = (int64_t)sobas_proc.cfg.reeval_ms * 1000000;
+  sobas_engine_start(&f->eng, &p, 0, rtt, t, &a);
+  f->flags |= SOBAS_FLOW_ENGINE;
+}
+
+/* Asks for the side probe once per receiving flow, early (a quarter of the bulk threshold in): C' must
+ * arrive while slow start is still below the path's BDP to cap it. */
+static void probe_open(int fd, struct sobas_flow *f) {
+  if ((f->flags & SOBAS_FLOW_PROBED) || !probe_wanted()) return;
+  f->flags |= SOBAS_FLOW_PROBED;
+  learn_names(fd, f);
+  take_sample(fd, &f->last); /* the handshake's RTT and the segment size, for the engine and the trains */
+  learn_base_rtt(f);
+  engine_begin(f, f->base_rtt_us, sobas_now_ns() - f->t_open_ns);
+  if (f->base_rtt_us < f->eng.p.min_rtt_us) return; /* a LAN: the engine never steers it, nothing to probe */
+  enum sobas_probe_none why;
+  f->probe = sobas_probe_open(&f->local, &f->peer, (uint16_t)sobas_proc.cfg.probe_port, f->last.rcv_mss,
+                              &f->next_check, &why);
+  f->probe_status = f->probe ? SOBAS_PROBE_PENDING : SOBAS_PROBE_NONE;
+  f->probe_none_why = f->probe ? 0 : (uint8_t)why;
+}
+
+/* The trains are in: a flow still in its initial slow start is capped at 1.2·C'·T right away, from the
+ * host's own read, not at the end of the window. */
+static void take_capacity(int fd, struct sobas_flow *f) {
+  uint64_t cap;
+  uint32_t trains;
+  if (!f->probe || (f->flags & SOBAS_FLOW_CAP_SEEN) || !sobas_probe_capacity(f->probe, &cap, &trains)) return;
+  f->flags |= SOBAS_FLOW_CAP_SEEN;
+  if (logging())
+    log_flow_line(f, "probe", "what=capacity cap_bps=%llu cap_trains=%u base_rtt_us=%u", (unsigned long long)cap,
+                  trains, f->base_rtt_us);
+  struct sobas_action a;
+  if (sobas_engine_capacity(&f->eng, cap, f->base_rtt_us, sobas_now_ns() - f->t_open_ns, &a)) apply(fd, f, &a);
+}
+
+/* This window's view of the probe; logs each change of its status. A handle the process no longer
+ * knows (a forked child) is opened afresh next time. */
+static void probe_window(struct sobas_flow *f, struct sobas_probe_view *v) {
+  memset(v, 0, sizeof *v);
+  v->status = (enum sobas_probe_status)f->probe_status;
+  v->none_why = (enum sobas_probe_none)f->probe_none_why;
+  if (!f->probe) return;
+  if (sobas_probe_read(f->probe, v) != 0) {
+    f->probe = 0;
+    f->flags &= ~(uint32_t)SOBAS_FLOW_PROBED;
+    memset(v, 0, sizeof *v);
+    return;
   }
-  struct sobas_engine_input in = {.t_ns = w->t_end_ns - f->t_open_ns,
+  if (v->status != f->probe_status) {
+    f->probe_status = (uint8_t)v->status;
+    f->probe_none_why = (uint8_t)v->none_why;
+    if (logging()) log_probe_status(f, v);
+  }
+}
+
+/* One closed window of a receiving flow through the SOBAS engine, and its decision onto the socket.
+ * With an active probe the engine sees the probe's RTT and forward-path loss; without, the kernel's. */
+static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, const struct sobas_probe_view *pv) {
+  learn_base_rtt(f);
+  int probing = pv->status == SOBAS_PROBE_ACTIVE;
+  if (probing && pv->rtt_min_us && pv->rtt_min_us < f->base_rtt_us) f->base_rtt_us = pv->rtt_min_us;
+  uint32_t rtt = f->last.rcv_rtt_us ? f->last.rcv_rtt_us : w->rtt_us;
+  if (probing && pv->echoes) rtt = pv->rtt_avg_us;
+  struct sobas_action a;
+  int64_t t = w->t_end_ns - f->t_open_ns;
+  engine_begin(f, rtt, w->t_start_ns - f->t_open_ns);
+  struct sobas_engine_input in = {.t_ns = t,
                                   .rate_bps = w->rx_rate_bps,
                                   .rtt_us = rtt,
                                   .base_rtt_us = f->base_rtt_us,
                                   .mss = f->last.rcv_mss,
-                                  .losses = w->ooopack};
+                                  .rtt_max_us = probing ? pv->rtt_max_us : 0,
+                                  .losses = probing ? pv->lost : w->ooopack,
+                                  .ooo = probing ? w->ooopack : 0,
+                                  .probe = (uint8_t)probing};
   if (!sobas_engine_feed(&f->eng, &in, &a)) {
     /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked). */
     if (f->hold.s) sobas_enforce_verify(fd, &f->hold);
     return;
   }
-  int err = 0;
-  if (a.set) err = a.to == SOBAS_ST_CONGESTED ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a.s, &f->hold);
-  if (logging()) log_decision(f, &a, err);
+  apply(fd, f, &a);
 }
 
 static void drop_flow(struct sobas_flow *f, int fd);
@@ -246,8 +331,12 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     f->windows++;
     f->app_last_window = total - f->app_at_window;
     f->app_at_window = total;
-    if (role == SOBAS_ROLE_RECEIVER && sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS) steer(fd, f, &w);
-    if (logging()) log_window(f, &w, role);
+    struct sobas_probe_view pv;
+    int steered = role == SOBAS_ROLE_RECEIVER && sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS;
+    if (steered) probe_open(fd, f);
+    probe_window(f, &pv);
+    if (steered) steer(fd, f, &w, &pv);
+    if (logging()) log_window(f, &w, role, &pv);
   }
   return 0;
 }
@@ -264,9 +353,12 @@ void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s) {
   if (!active() || !try_lock(f)) return;
   uint64_t total = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED) + __atomic_load_n(&f->app[1], __ATOMIC_RELAXED);
   if (!(f->flags & SOBAS_FLOW_ANNOUNCED)) announce(fd, f);
+  uint64_t probe_at = sobas_proc.cfg.bulk_bytes / 4;
+  if (!(f->flags & SOBAS_FLOW_PROBED) && total >= probe_at && role_of(f) == SOBAS_ROLE_RECEIVER) probe_open(fd, f);
+  take_capacity(fd, f);
   if (!(f->flags & SOBAS_FLOW_BULK)) {
     if (total < sobas_proc.cfg.bulk_bytes) {
-      __atomic_store_n(&f->next_check, sobas_proc.cfg.bulk_bytes, __ATOMIC_RELAXED);
+      __atomic_store_n(&f->next_check, total < probe_at ? probe_at : sobas_proc.cfg.bulk_bytes, __ATOMIC_RELAXED);
       unlock(f);
       return;
     }
@@ -288,12 +380,18 @@ static void log_close(int fd, struct sobas_flow *f) {
   sobas_fmt_addr(l, sizeof l, &f->local);
   sobas_fmt_addr(p, sizeof p, &f->peer);
   enum sobas_role role = role_of(f);
+  struct sobas_probe_view pv;
+  probe_window(f, &pv);
   log_flow_line(f, "close",
                 "local=%s peer=%s role=%s app_rx=%llu app_tx=%llu bytes_received=%llu bytes_acked=%llu retrans=%u "
-                "windows=%llu",
+                "windows=%llu probe=%s probe_why=%s probe_sent=%llu probe_echoes=%llu probe_lost=%llu probe_rtt_min_us=%u",
                 l, p, role_names[role], (unsigned long long)f->app[SOBAS_RX], (unsigned long long)f->app[SOBAS_TX],
                 (unsigned long long)f->last.bytes_received, (unsigned long long)f->last.bytes_acked,
-                f->last.total_retrans, (unsigned long long)f->windows);
+                f->last.total_retrans, (unsigned long long)f->windows,
+                sobas_probe_status_name((enum sobas_probe_status)f->probe_status),
+                f->probe_status == SOBAS_PROBE_NONE ? sobas_probe_none_name((enum sobas_probe_none)f->probe_none_why) : "-",
+                (unsigned long long)pv.sent_total, (unsigned long long)pv.received_total,
+                (unsigned long long)pv.lost_total, pv.rtt_min_us);
 }
 
 /* Drops one fd's reference; the last one records the close (sampling through fd if it is still open,
@@ -305,6 +403,7 @@ static void drop_flow(struct sobas_flow *f, int fd) {
   int locked = 0;
   for (int spin = 0; spin < 1000 && !(locked = try_lock(f)); spin++) __builtin_ia32_pause();
   if (locked && active() && (f->flags & SOBAS_FLOW_ANNOUNCED)) log_close(fd, f);
+  sobas_probe_close(f->probe);
   if (locked) unlock(f);
   sobas_ft_flow_free(&sobas_proc.ft, f);
 }
@@ -467,6 +566,7 @@ void sobas_track_fork_child(void) {
   /* getpid is a syscall; a quiet (sandboxed) process keeps the parent's number, which it never logs. */
   if (!active()) return;
   sobas_proc.pid = getpid();
+  sobas_probe_fork_child();
   for (uint32_t c = 0; c < SOBAS_FLOW_CHUNKS && sobas_proc.ft.flow_chunks[c]; c++)
     for (uint32_t i = 0; i < SOBAS_FLOW_CHUNK; i++) {
       struct sobas_flow *f = &sobas_proc.ft.flow_chunks[c][i];
@@ -487,7 +587,10 @@ void sobas_track_exit(void) {
   sobas_track_quiet(); /* later destructors' I/O passes straight through */
 }
 
-void sobas_track_quiet(void) { __atomic_store_n(&sobas_proc.active, 0, __ATOMIC_RELAXED); }
+void sobas_track_quiet(void) {
+  __atomic_store_n(&sobas_proc.active, 0, __ATOMIC_RELAXED);
+  sobas_probe_stop(0);
+}
 
 void sobas_track_classify(int fd, int dir, size_t n) {
   KEEP_ERRNO;

@@ -40,7 +40,7 @@ struct sobas_engine_params {
   double headroom;          /* decided S = (1 + headroom)·R·T: the window also covers the path's jitter */
   double limited_frac;      /* buffer limited: R·T_now >= limited_frac·S (the cap is full) */
   double full_rtt_frac;     /* the path is full (for flat-rate): RTT_now >= (1 + this)·T_base, and 2 ms over */
-  uint32_t congested_windows; /* without a probe: windows with loss and no queue of ours => congested */
+  uint32_t congested_windows; /* kernel signals: windows with loss and no queue of ours => congested */
   uint32_t min_rtt_us;      /* paths with a base RTT below this are not steered (LANs, loopback) */
   uint64_t s_min;           /* never cap below this many bytes */
   uint64_t s_max;           /* the largest window the kernel gives: S on a congested path */
@@ -56,8 +56,10 @@ struct sobas_engine_input {
   uint32_t rtt_us;       /* RTT now (probe average, else the kernel's receiver estimate) */
   uint32_t base_rtt_us;  /* the path's RTT without our queue (minimum seen): the T in S = R·T */
   uint32_t mss;          /* bytes per segment */
+  uint32_t rtt_max_us;   /* highest RTT the probe saw in the window (0: no probe): did a loss come with a queue? */
   uint32_t losses;       /* loss signals in this window (probe gaps, else out-of-order arrivals) */
-  uint8_t probe;         /* 1: losses come from the probe's forward-path view; 0: kernel signals */
+  uint32_t ooo;          /* with the probe: the kernel's out-of-order arrivals too (without it they are `losses`) */
+  uint8_t probe;         /* 1: rtt and losses come from the probe's forward-path view; 0: kernel signals */
 };
 
 /* What the engine wants done, and why. `set` = 1: hold the flow's window at `s` bytes. */
@@ -88,6 +90,12 @@ struct sobas_engine {
  * Returns 1 and fills *a when the flow must be capped from the start. */
 int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params *p, uint64_t cap_bps,
                        uint32_t rtt_us, int64_t t_ns, struct sobas_action *a);
+
+/* The probe's capacity estimate arrived after the start: a flow still in its initial slow start and
+ * uncapped is capped at gain·C'·T now (the window never shrinks, so the cap takes hold as the flow
+ * consumes what was already offered). Returns 1 and fills *a when applied. */
+int sobas_engine_capacity(struct sobas_engine *e, uint64_t cap_bps, uint32_t rtt_us, int64_t t_ns,
+                          struct sobas_action *a);
 
 /* Feeds one window; returns 1 and fills *a on a state change or a new S, else 0. */
 int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a);

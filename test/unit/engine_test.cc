@@ -30,7 +30,7 @@ struct Engine {
     return p;
   }
   // One 2·RTT window at rate mbps; rtt_us is the RTT now, the base stays 40 ms.
-  bool feed(double mbps, uint32_t rtt_us = kRtt, uint32_t losses = 0, bool probe = false) {
+  bool feed(double mbps, uint32_t rtt_us = kRtt, uint32_t losses = 0, bool probe = false, uint32_t rtt_max_us = 0) {
     t += 2 * (int64_t)rtt_us * 1000;
     sobas_engine_input in{};
     in.t_ns = t;
@@ -40,6 +40,7 @@ struct Engine {
     in.mss = 1448;
     in.losses = losses;
     in.probe = probe;
+    in.rtt_max_us = rtt_max_us;
     sobas_action a{};
     if (!sobas_engine_feed(&e, &in, &a)) return false;
     acts.push_back(a);
@@ -266,6 +267,88 @@ TEST(Engine, ProbeLossFromAnyStateStepsAside) {
     EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED) << setup;
     EXPECT_EQ(g.last().s, g.p.s_max) << setup;
   }
+}
+
+// A forward loss while searching, in a window whose probe RTT shows a queue, may be our own slow-start
+// overshoot (its echoes share the buffer): not congestion. Held, the same loss is the path's.
+TEST(Engine, ProbeLossWithAQueueIsOursWhileSearchingAndThePathsWhenHeld) {
+  Engine g;
+  g.feed(20);
+  EXPECT_FALSE(g.feed(40, kRtt, 3, true, 52000));
+  EXPECT_NE(g.e.state, SOBAS_ST_CONGESTED);
+  Engine h;
+  h.feed(20);
+  ASSERT_TRUE(h.feed(20.5, 45000));
+  ASSERT_EQ(h.e.state, SOBAS_ST_DECIDED);
+  ASSERT_TRUE(h.feed(20, kRtt, 1, true, 52000));
+  EXPECT_EQ(h.last().to, SOBAS_ST_CONGESTED);
+}
+
+// Beside the probe, the flow's own out-of-order arrivals count too: with no queue in the window (the
+// probe's highest RTT at the base) the loss is the path's at once, in any state; with a queue, held,
+// the two-window rule applies. At 0.05% random loss the sparse probe loses an echo only every ~20 s.
+TEST(Engine, KernelLossesBesideTheProbe) {
+  auto window = [](Engine &g, uint32_t ooo, uint32_t rtt_max) {
+    sobas_engine_input in{};
+    in.rate_bps = 20 * kMbps;
+    in.rtt_us = in.base_rtt_us = kRtt;
+    in.rtt_max_us = rtt_max;
+    in.probe = 1;
+    in.ooo = ooo;
+    in.t_ns = g.t += 80 * kMs;
+    sobas_action a{};
+    return sobas_engine_feed(&g.e, &in, &a) ? a.to : g.e.state;
+  };
+  Engine searching;
+  searching.feed(20);
+  EXPECT_EQ(window(searching, 3, kRtt + 200), SOBAS_ST_CONGESTED) << "no queue: someone else's loss";
+  Engine held;
+  held.feed(20);
+  ASSERT_TRUE(held.feed(20.5, 45000));
+  ASSERT_EQ(held.e.state, SOBAS_ST_DECIDED);
+  EXPECT_EQ(window(held, 140, 52000), SOBAS_ST_DECIDED) << "a queue came with it: one window is not enough";
+  EXPECT_EQ(window(held, 3, 52000), SOBAS_ST_CONGESTED);
+}
+
+// const-rate-drop stands for a self-induced loss: beside the probe, a drop that met no queue is not one.
+TEST(Engine, ConstRateDropNeedsAQueueBesideTheProbe) {
+  Engine g;
+  g.feed(20);
+  g.feed(10);  // congestion avoidance
+  sobas_engine_input in{};
+  in.rtt_us = in.base_rtt_us = kRtt;
+  in.probe = 1;
+  in.mss = 1448;
+  sobas_action a{};
+  for (double mbps : {30.0, 30.2}) {
+    in.rate_bps = uint64_t(mbps * kMbps);
+    in.t_ns = g.t += 80 * kMs;
+    sobas_engine_feed(&g.e, &in, &a);
+  }
+  in.rate_bps = 15 * kMbps;  // dropped, no loss signal, no queue: an application pause
+  in.t_ns = g.t += 80 * kMs;
+  EXPECT_FALSE(sobas_engine_feed(&g.e, &in, &a) && a.to == SOBAS_ST_DECIDED);
+  EXPECT_NE(g.e.state, SOBAS_ST_DECIDED);
+}
+
+// 1 -> 1: C' arrives after the start (the trains take an RTT or two); it caps a flow still in its
+// initial slow start, once, and never one that has moved on.
+TEST(Engine, CapacityArrivingLateCapsSlowStartOnce) {
+  Engine g;
+  g.feed(20);
+  sobas_action a{};
+  ASSERT_TRUE(sobas_engine_capacity(&g.e, 100 * kMbps, kRtt, g.t, &a));
+  EXPECT_EQ(a.to, SOBAS_ST_SLOW_START);
+  EXPECT_EQ(a.why, SOBAS_WHY_START);
+  EXPECT_EQ(a.s, (uint64_t)(1.2 * bytes(100 * kMbps, kRtt)));
+  EXPECT_FALSE(sobas_engine_capacity(&g.e, 50 * kMbps, kRtt, g.t, &a)) << "already capped";
+  Engine h;
+  h.feed(20);
+  h.feed(10);  // a rate drop: congestion avoidance
+  ASSERT_EQ(h.e.state, SOBAS_ST_CONG_AVOID);
+  EXPECT_FALSE(sobas_engine_capacity(&h.e, 100 * kMbps, kRtt, h.t, &a));
+  Engine none;
+  EXPECT_FALSE(sobas_engine_capacity(&none.e, 0, kRtt, 0, &a)) << "the trains gave no estimate";
 }
 
 TEST(Engine, ReevaluationRestartsTheSearchFromTheDecidedS) {

@@ -43,18 +43,34 @@ std::ostream &operator<<(std::ostream &o, const Decision &d) {
   return o << d.from << "->" << d.to << " (" << d.why << ") s=" << d.s;
 }
 
-// The shim's steer(): the same inputs from the same window fields, default parameters.
+uint64_t num_or(const Fields &f, const char *k, uint64_t dflt) { return f.count(k) ? num(f, k) : dflt; }
+
+// The shim's take_capacity() and steer(): the same inputs from the same log fields, default parameters.
+// The probe's fields are absent from recordings made without it (kernel signals only).
 std::vector<Decision> replay(const std::vector<Fields> &log) {
   sobas_engine_params p;
   sobas_engine_default_params(&p);
   sobas_engine e{};
   std::vector<Decision> out;
   bool started = false;
+  auto record = [&](const sobas_action &a) {
+    out.push_back({sobas_state_name(a.from), sobas_state_name(a.to), sobas_reason_name(a.why), a.set ? a.s : e.s});
+  };
   for (const auto &f : log) {
-    if (f.count("ev") == 0 || f.at("ev") != "window" || f.at("role") != "receiver") continue;
+    if (f.count("ev") == 0) continue;
+    sobas_action a{};
+    if (f.at("ev") == "probe" && f.at("what") == "capacity") {
+      int64_t t = (int64_t)num(f, "t_ms") * 1000000;
+      if (!started) sobas_engine_start(&e, &p, 0, (uint32_t)num(f, "base_rtt_us"), t, &a);
+      started = true;
+      if (sobas_engine_capacity(&e, num(f, "cap_bps"), (uint32_t)num(f, "base_rtt_us"), t, &a)) record(a);
+      continue;
+    }
+    if (f.at("ev") != "window" || f.at("role") != "receiver") continue;
     int64_t end_ns = (int64_t)num(f, "end_us") * 1000;
     uint32_t rtt = (uint32_t)num(f, "rcv_rtt_us") ? (uint32_t)num(f, "rcv_rtt_us") : (uint32_t)num(f, "rtt_us");
-    sobas_action a{};
+    bool probing = f.count("probe") && f.at("probe") == "active";
+    if (probing && num(f, "prtt_us")) rtt = (uint32_t)num(f, "prtt_us");
     if (!started) {
       sobas_engine_start(&e, &p, 0, rtt, end_ns - (int64_t)num(f, "dur_us") * 1000, &a);
       started = true;
@@ -65,9 +81,11 @@ std::vector<Decision> replay(const std::vector<Fields> &log) {
     in.rtt_us = rtt;
     in.base_rtt_us = (uint32_t)num(f, "base_rtt_us");
     in.mss = (uint32_t)num(f, "rcv_mss");
-    in.losses = (uint32_t)num(f, "ooo");
-    if (sobas_engine_feed(&e, &in, &a))
-      out.push_back({sobas_state_name(a.from), sobas_state_name(a.to), sobas_reason_name(a.why), a.set ? a.s : e.s});
+    in.probe = probing;
+    in.rtt_max_us = probing ? (uint32_t)num_or(f, "prtt_max_us", 0) : 0;
+    in.losses = probing ? (uint32_t)num(f, "plost") : (uint32_t)num(f, "ooo");
+    in.ooo = probing ? (uint32_t)num(f, "ooo") : 0;
+    if (sobas_engine_feed(&e, &in, &a)) record(a);
   }
   return out;
 }

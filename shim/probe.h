@@ -1,0 +1,65 @@
+/* probe.h — the side-probe client: one helper thread per process probes each bulk receiving flow's sobasd. */
+#ifndef SOBAS_PROBE_CLIENT_H
+#define SOBAS_PROBE_CLIENT_H
+
+#include <stdint.h>
+
+#include "flowtable.h"
+
+enum sobas_probe_status {
+  SOBAS_PROBE_OFF = 0,     /* no probe for this flow (disabled, or not a steered receiver) */
+  SOBAS_PROBE_PENDING = 1, /* probing, no echo yet */
+  SOBAS_PROBE_ACTIVE = 2,  /* echoes arrive: RTT and forward loss are the probe's */
+  SOBAS_PROBE_NONE = 3,    /* gave up (no sobasd, or it stopped answering): kernel signals only */
+};
+
+/* Why a probe gave up (status NONE). */
+enum sobas_probe_none {
+  SOBAS_NONE_NO_ECHO = 1,   /* nothing came back within the bound: no sobasd there, or it refused us */
+  SOBAS_NONE_SILENT = 2,    /* echoes stopped mid-flow: sobasd went away */
+  SOBAS_NONE_NO_SOCKET = 3, /* the helper could not open its socket or start */
+  SOBAS_NONE_NO_SLOT = 4,   /* too many probed flows in this process */
+};
+
+/* One measurement window's view of a flow's probe, read by the flow's sampler. */
+struct sobas_probe_view {
+  enum sobas_probe_status status;
+  enum sobas_probe_none none_why;
+  uint32_t echoes, rtt_avg_us, rtt_max_us, rtt_min_us, lost; /* this window (min: ever) */
+  uint64_t lost_total, received_total, sent_total;
+  uint64_t cap_bps;     /* C' once the trains are in, else 0 */
+  uint32_t cap_trains;  /* usable trains it came from */
+  uint8_t cap_final;    /* the train measurement is over (C' may still be 0: too few trains) */
+};
+
+/* Starts probing a flow (local/peer: the receiver's TCP ends; mss: its segment size, which sizes the train
+ * packets; poke_at: the flow's next-check mark, zeroed when C' is in or the probe gives up), starting the helper thread on first use.
+ * Returns a handle, or 0 when the flow will not be probed (*why tells the flow's log why). */
+uint32_t sobas_probe_open(const struct sobas_addr *local, const struct sobas_addr *peer, uint16_t port,
+                          uint32_t mss, uint64_t *poke_at, enum sobas_probe_none *why);
+/* Closes the window: fills *v and keeps the probe going (a flow not read for a second is idle and its
+ * probe pauses). Returns -1 for a handle this process no longer knows (after fork): open again. */
+int sobas_probe_read(uint32_t handle, struct sobas_probe_view *v);
+/* 1 once the train measurement is over (C' in *cap_bps, 0 if too few trains came; also when the probe
+ * gave up), else 0. */
+int sobas_probe_capacity(uint32_t handle, uint64_t *cap_bps, uint32_t *trains);
+void sobas_probe_close(uint32_t handle);
+
+/* 1 when fd is one of the helper's own sockets: the host must not see it (close → EBADF, close_range
+ * skips it). Cheap: two relaxed loads. */
+int sobas_probe_owns_fd(int fd);
+/* The helper's fds, ascending, into out; returns how many (0-2). */
+int sobas_probe_own_fds(int out[2]);
+/* The host wants this number (dup2/dup3 target): the helper's socket moves to another high number. */
+void sobas_probe_vacate_fd(int fd);
+
+/* Stops the helper for good (seccomp is coming); with join = 1 also waits until it made its last
+ * syscall. */
+void sobas_probe_stop(int join);
+/* In a forked child: the helper thread did not survive; forget its sockets and flows. */
+void sobas_probe_fork_child(void);
+
+const char *sobas_probe_status_name(enum sobas_probe_status s);
+const char *sobas_probe_none_name(enum sobas_probe_none w);
+
+#endif
