@@ -16,9 +16,9 @@ struct Link {
   explicit Link(wan_params p, uint64_t slots = 1024) : ring(slots) {
     EXPECT_EQ(wan_link_init(&l, &p, ring.data(), slots), 0);
   }
-  wan_verdict offer(uint64_t t, uint32_t len) {
+  wan_verdict offer(uint64_t t, uint32_t len, unsigned stream = 0) {
     uint64_t slot;
-    return wan_link_offer(&l, t, len, &slot);
+    return wan_link_offer(&l, t, len, stream, &slot);
   }
   // Pops everything due by t, returning release times.
   std::vector<uint64_t> drain(uint64_t t) {
@@ -152,6 +152,26 @@ TEST(WanLink, RandomLossMatchesTheProbabilityAndRepeats) {
   EXPECT_NEAR(double(a.l.st.drop_loss), 1000.0, 100.0);  // ±3 sd of a binomial(1e5, 0.01)
   EXPECT_EQ(a.l.st.drop_loss, b.l.st.drop_loss);
   EXPECT_EQ(a.l.st.pkts_out + a.l.st.drop_loss, 100000u);
+}
+
+// TCP meets the same losses with or without a side probe's packets on the link: one loss sequence
+// per stream (this is what lets sobas with its probe be compared against plain TCP on a lossy path).
+TEST(WanLink, EachLossStreamRepeatsWhateverElseSharesTheLink) {
+  wan_params p{};
+  p.loss = 0.01;
+  p.seed = 7;
+  Link alone(p, 1 << 17), shared(p, 1 << 17);
+  std::vector<int> lost_alone, lost_shared;
+  for (int i = 0; i < 20000; i++) {
+    if (alone.offer(2 * i, 1500) == WAN_DROP_LOSS) lost_alone.push_back(i);
+    if (i % 3 == 0) shared.offer(2 * i, 100, 1);  // a probe packet in between
+    if (shared.offer(2 * i + 1, 1500) == WAN_DROP_LOSS) lost_shared.push_back(i);
+    alone.drain(2 * i + 1);
+    shared.drain(2 * i + 1);
+  }
+  EXPECT_FALSE(lost_alone.empty());
+  EXPECT_EQ(lost_alone, lost_shared);
+  EXPECT_GT(shared.l.st.drop_loss, lost_shared.size()) << "the other stream loses packets too";
 }
 
 TEST(WanLink, LatenessIsSendTimeMinusReleaseTime) {

@@ -12,7 +12,7 @@ int wan_link_init(struct wan_link *l, const struct wan_params *p, struct wan_pkt
   if (slots < 2 || (slots & (slots - 1)) != 0) return -1;
   *l = (struct wan_link){.p = *p, .ring = ring, .mask = slots - 1};
   /* xorshift64* must not start at 0. */
-  l->rng = p->seed ? p->seed : 0x9e3779b97f4a7c15ull;
+  for (unsigned i = 0; i < WAN_LOSS_STREAMS; i++) l->rng[i] = (p->seed ? p->seed : 0x9e3779b97f4a7c15ull) + i * 0x632be59bd9b4e019ull;
   return 0;
 }
 
@@ -34,10 +34,10 @@ static void advance_served(struct wan_link *l, uint64_t now_ns) {
   }
 }
 
-enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t len, uint64_t *slot) {
+enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t len, unsigned stream, uint64_t *slot) {
   l->st.pkts_in++;
   l->st.bytes_in += len;
-  if (l->p.loss > 0 && uniform01(&l->rng) < l->p.loss) {
+  if (l->p.loss > 0 && uniform01(&l->rng[stream % WAN_LOSS_STREAMS]) < l->p.loss) {
     l->st.drop_loss++;
     return WAN_DROP_LOSS;
   }

@@ -38,6 +38,11 @@ struct wan_stats {
 /* One direction. Packets live in a power-of-two ring of slots the caller owns the payloads of;
  * slot i of the ring is payload slot (i & mask). Three cursors, in order:
  * head (next to release) <= served (first not fully serialised) <= tail (next free). */
+/* Random loss draws from one seeded sequence per stream: TCP segments (stream 0) meet the same losses
+ * whether or not other traffic (a UDP side probe, stream 1) shares the link, so runs with and without
+ * it compare. */
+#define WAN_LOSS_STREAMS 2
+
 struct wan_link {
   struct wan_params p;
   struct wan_pkt *ring;
@@ -46,7 +51,7 @@ struct wan_link {
   uint64_t busy_until_ns;  /* when the serialiser finishes the last accepted packet */
   uint64_t backlog_bytes;  /* accepted, not fully serialised (the packet on the wire counts) */
   uint32_t backlog_pkts;
-  uint64_t rng;
+  uint64_t rng[WAN_LOSS_STREAMS];
   struct wan_stats st;
 };
 
@@ -55,8 +60,9 @@ enum wan_verdict { WAN_QUEUED, WAN_DROP_LOSS, WAN_DROP_QUEUE, WAN_DROP_FULL };
 /* ring: caller's array of slots (a power of two >= 2) entries. Returns -1 on a bad slot count. */
 int wan_link_init(struct wan_link *l, const struct wan_params *p, struct wan_pkt *ring, uint64_t slots);
 
-/* Offers a packet of len bytes arriving at now. On WAN_QUEUED *slot is where its payload goes. */
-enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t len, uint64_t *slot);
+/* Offers a packet of len bytes of loss stream `stream` arriving at now. On WAN_QUEUED *slot is where its
+ * payload goes. */
+enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t len, unsigned stream, uint64_t *slot);
 
 /* Release time of the oldest packet, or UINT64_MAX when none waits. */
 uint64_t wan_link_next_release(const struct wan_link *l);

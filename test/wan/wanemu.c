@@ -124,6 +124,13 @@ static void dir_setup(struct dir *d, const char *name, int in_fd, int out_fd, co
   wan_link_init(&d->link, p, ring, slots);
 }
 
+/* TCP (IPv4 protocol 6, IPv6 next header 6) is loss stream 0, everything else stream 1. */
+static unsigned loss_stream(const unsigned char *pkt, size_t len) {
+  if (len >= 20 && (pkt[0] >> 4) == 4) return pkt[9] == 6 ? 0 : 1;
+  if (len >= 40 && (pkt[0] >> 4) == 6) return pkt[6] == 6 ? 0 : 1;
+  return 1;
+}
+
 static int read_batch(struct dir *d) {
   static unsigned char scratch[65536];
   int n = 0;
@@ -140,11 +147,21 @@ static int read_batch(struct dir *d) {
       continue;
     }
     uint64_t slot;
-    if (wan_link_offer(&d->link, wan_now_ns(), (uint32_t)r, &slot) == WAN_QUEUED)
+    if (wan_link_offer(&d->link, wan_now_ns(), (uint32_t)r, loss_stream(scratch, (size_t)r), &slot) == WAN_QUEUED)
       memcpy(d->payload + slot * SLOT_BYTES, scratch, (size_t)r);
   }
   return n;
 }
+
+/* A stall: the loop meant to be back by a release deadline and was not, by more than STALL_NS: the
+ * host did not run us (measured on the 2-core VM: 10-30 ms about once a minute, with steal time,
+ * also under SCHED_FIFO). Packets that queued in the TUN meanwhile reach the link as one burst, and
+ * the ACKs released late make the sender burst too: a shallow buffer can overflow where a real link
+ * would not. Nothing here can undo that (spreading the arrivals over the stall was tried: it made
+ * RTT samples shorter than the path's), so stalls are counted and logged for tests to judge by. */
+#define STALL_NS 1000000u
+static uint64_t stalls, stall_max_ns;
+static FILE *stall_log;
 
 static void release_one(struct dir *d, uint64_t now) {
   uint64_t slot, release;
@@ -195,9 +212,10 @@ static void print_report(FILE *f, struct dir *fwd, struct dir *rev, uint64_t sta
   double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                ru.ru_stime.tv_usec / 1e6;
   double wall = (double)(wan_now_ns() - start_ns) / 1e9;
-  fprintf(f, "{\"wall_s\":%.3f,\"cpu_s\":%.3f,\"cpu_pct\":%.1f,\"spin_us\":%.1f,\"slots\":[%llu,%llu],", wall,
-          cpu, wall > 0 ? 100 * cpu / wall : 0.0, (double)spin_ns / 1e3, (unsigned long long)(fwd->link.mask + 1),
-          (unsigned long long)(rev->link.mask + 1));
+  fprintf(f, "{\"wall_s\":%.3f,\"cpu_s\":%.3f,\"cpu_pct\":%.1f,\"spin_us\":%.1f,\"slots\":[%llu,%llu],"
+          "\"stalls\":%llu,\"stall_max_us\":%.1f,", wall, cpu, wall > 0 ? 100 * cpu / wall : 0.0,
+          (double)spin_ns / 1e3, (unsigned long long)(fwd->link.mask + 1), (unsigned long long)(rev->link.mask + 1),
+          (unsigned long long)stalls, (double)stall_max_ns / 1e3);
   print_dir(f, fwd);
   fputc(',', f);
   print_dir(f, rev);
@@ -230,11 +248,14 @@ static void usage(FILE *f) {
         "                   t_s fwd_bytes_out fwd_watch_bytes_out fwd_backlog rev_bytes_out rev_backlog\n"
         "  --watch ADDR     count fwd bytes to this IPv4 address apart (the measured flow's host)\n"
         "  --interval MS    series interval (default 100)\n"
-        "  --ready FILE     created once both devices are attached\n",
+        "  --ready FILE     created once both devices are attached\n"
+        "  --rt             run SCHED_FIFO with memory locked (fewer stalls on a busy host)\n"
+        "  --stall-log FILE one line per stall over 1 ms: when the loop meant to run (CLOCK_MONOTONIC ms), how\n"
+        "                   late it ran (us)\n",
         f);
 }
 
-enum { O_A = 256, O_B, O_SEED, O_SPIN, O_STATS, O_SERIES, O_INTERVAL, O_READY, O_WATCH, O_PARAM = 512 };
+enum { O_A = 256, O_B, O_SEED, O_SPIN, O_STATS, O_SERIES, O_INTERVAL, O_READY, O_WATCH, O_RT, O_STALL_LOG, O_PARAM = 512 };
 static const char *param_names[] = {"rate", "delay", "limit", "limit-pkts", "loss"};
 #define NPARAM 5
 
@@ -273,14 +294,15 @@ int main(int argc, char **argv) {
                            {"stats", required_argument, NULL, O_STATS}, {"series", required_argument, NULL, O_SERIES},
                            {"interval", required_argument, NULL, O_INTERVAL},
                            {"ready", required_argument, NULL, O_READY}, {"watch", required_argument, NULL, O_WATCH},
-                           {"help", no_argument, NULL, 'h'},
+                           {"rt", no_argument, NULL, O_RT},        {"help", no_argument, NULL, 'h'},
+                           {"stall-log", required_argument, NULL, O_STALL_LOG},
                            {0, 0, 0, 0}};
   memcpy(opts + n, fixed, sizeof fixed);
 
   struct wan_params fwd_p = {.seed = 1}, rev_p = {.seed = 2};
   const char *a = NULL, *b = NULL, *stats = NULL, *series = NULL, *ready = NULL;
   uint64_t spin_ns = 50000, interval_ns = 100000000, seed = 1;
-  int c;
+  int c, rt = 0;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     if (c >= O_PARAM) {
       int which = (c - O_PARAM) / 3, k = (c - O_PARAM) % 3;
@@ -296,6 +318,11 @@ int main(int argc, char **argv) {
     case O_STATS: stats = optarg; break;
     case O_SERIES: series = optarg; break;
     case O_READY: ready = optarg; break;
+    case O_RT: rt = 1; break;
+    case O_STALL_LOG:
+      if (!(stall_log = fopen(optarg, "w"))) die(optarg);
+      setvbuf(stall_log, NULL, _IOLBF, 0);
+      break;
     case O_WATCH:
       if (inet_pton(AF_INET, optarg, &watch_addr) != 1) {
         fprintf(stderr, "wanemu: bad --watch address '%s' (IPv4)\n", optarg);
@@ -332,6 +359,12 @@ int main(int argc, char **argv) {
   dir_setup(&fwd, "fwd", fd_a, fd_b, &fwd_p, pick_slots(&fwd_p));
   dir_setup(&rev, "rev", fd_b, fd_a, &rev_p, pick_slots(&rev_p));
 
+  /* Stalls (above) from CFS preemption go away under SCHED_FIFO; the hypervisor's remain. */
+  if (rt) {
+    struct sched_param sp = {.sched_priority = 50};
+    if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) die("--rt: sched_setscheduler");
+    if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0) die("--rt: mlockall");
+  }
   /* Timer slack would add up to 50 µs to every sleep; the spin covers the rest. */
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   wan_catch_stop();
@@ -349,7 +382,14 @@ int main(int argc, char **argv) {
 
   uint64_t start = wan_now_ns(), next_sample = start + interval_ns, next_ns_check = start;
   struct pollfd pfd[2] = {{.fd = fd_a, .events = POLLIN}, {.fd = fd_b, .events = POLLIN}};
+  uint64_t expect = 0; /* when the loop meant to be back (0: idle, waiting for packets) */
   while (!wan_stop) {
+    uint64_t woke = wan_now_ns();
+    if (expect && woke > expect + STALL_NS) {
+      stalls++;
+      if (woke - expect > stall_max_ns) stall_max_ns = woke - expect;
+      if (stall_log) fprintf(stall_log, "%.3f %.0f\n", (double)expect / 1e6, (double)(woke - expect) / 1e3);
+    }
     release_due(&fwd, &rev);
     int got = read_batch(&fwd) + read_batch(&rev);
     uint64_t now = wan_now_ns();
@@ -368,9 +408,13 @@ int main(int argc, char **argv) {
       if (namespaces_gone()) break;
       next_ns_check = now + 500000000u;
     }
-    if (got) continue;
     uint64_t next = wan_link_next_release(&fwd.link), r = wan_link_next_release(&rev.link);
     if (r < next) next = r;
+    expect = next == UINT64_MAX ? 0 : next > now ? next - (next - now < spin_ns ? next - now : spin_ns) : now;
+    if (got) {
+      expect = now;
+      continue;
+    }
     if (series_f && next_sample < next) next = next_sample;
     if (next <= now + spin_ns) continue; /* spin: deadline close, keep polling the devices */
     uint64_t wait = next == UINT64_MAX ? 500000000u : next - now - spin_ns; /* idle: still check namespaces */
