@@ -63,7 +63,7 @@ teardown_file() {
   assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:8080" app_rx $SIZE
   grep -q "ev=open .*local=$NETNS_CLI_IP:[0-9]* peer=$NETNS_SRV_IP:8080 origin=connect" "$BATS_TEST_TMPDIR/sobas.log"
   [ "$(grep -c ev=window "$BATS_TEST_TMPDIR/sobas.log")" -ge 3 ]
-  ! grep -q "sobas:" "$BATS_TEST_TMPDIR/sobas.log.stderr"  # quiet by default
+  run ! grep -q "sobas:" "$BATS_TEST_TMPDIR/sobas.log.stderr"  # quiet by default
 }
 
 @test "curl downloads identically over IPv4 and IPv6" {
@@ -106,7 +106,7 @@ teardown_file() {
   # Both downloads (plain and preloaded client) went through the preloaded sshd, whose server-side
   # flow wrote the whole file each time.
   [ "$(count_whole_flows "$BATS_FILE_TMPDIR/sshd.log" "local=$NETNS_SRV_IP:2222" app_tx $SIZE)" -eq 2 ]
-  ! grep -qiE "killed|seccomp|signal" "$BATS_FILE_TMPDIR/ssh/sshd-shim.out"
+  run ! grep -qiE "killed|seccomp|signal" "$BATS_FILE_TMPDIR/ssh/sshd-shim.out"
 }
 
 @test "iperf3 upload with write() and with sendfile (-Z), and download (-R)" {

@@ -1,10 +1,12 @@
 #!/usr/bin/env bats
 # sobas.bats — SOBAS end to end on the emulated WAN: a real download, only the receiver preloaded, against plain CUBIC.
 
+load wan
+
 setup_file() {
   REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
   BUILD=${SOBAS_BUILD_DIR:-$REPO/build}
-  export REPO WAN=$BUILD/test/wan LIB=$BUILD/shim/libsobas.so
+  export REPO BUILD WAN=$BUILD/test/wan LIB=$BUILD/shim/libsobas.so
   [ "$(id -u)" = 0 ] || { echo "the testbed needs root" >&2; return 1; }
   [ -x "$WAN/wanemu" ] && [ -f "$LIB" ] || { echo "build first" >&2; return 1; }
   export TB=s$RANDOM FILE_MB=200  # the paper's transfer size
@@ -12,13 +14,10 @@ setup_file() {
   # Sparse files, served from the page cache: the paper's 200 MB, and 40 MB for the slow lossy path.
   truncate -s "${FILE_MB}M" "$BATS_FILE_TMPDIR/file"
   truncate -s 40M "$BATS_FILE_TMPDIR/small"
-  ip netns exec "$TB-snd" python3 -m http.server 8080 --bind 10.80.1.1 -d "$BATS_FILE_TMPDIR" >/dev/null 2>&1 3>&- &
-  disown
   ip netns exec "$TB-snd" "$WAN/wanping" --echo 7001 3>&- &
   disown
-  ip netns exec "$TB-xr" "$WAN/wanflood" --sink 7002 >/dev/null 3>&- &
-  disown
-  for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8080' | grep -q LISTEN && break; sleep 0.05; done
+  # The whole system: sobasd answers the receiver's side probe from the sender's host.
+  wan_serve "$BATS_FILE_TMPDIR" sobasd
 }
 
 teardown_file() {
@@ -34,7 +33,7 @@ download() {
   local name=$1 mode=$2 limit=$3 loss=$4 cross=$5 file=${6:-file} dir=$BATS_TEST_TMPDIR
   rm -f "$dir/ready"
   "$WAN/wanemu" --a "$TB-snd:wan0" --b "$TB-rcv:wan1" --rate 100M --delay 20ms --fwd-limit "$limit" \
-    --rev-limit 1000000 --fwd-loss "$loss" --stats "$dir/$name.emu" --ready "$dir/ready" 3>&- &
+    --rev-limit 1000000 --fwd-loss "$loss" --rt --stats "$dir/$name.emu" --ready "$dir/ready" 3>&- &
   local emu=$! flood= i
   for i in $(seq 250); do [ -e "$dir/ready" ] && break; sleep 0.02; done
   [ -e "$dir/ready" ] || { echo "wanemu did not attach" >&2; kill "$emu" 2>/dev/null; return 1; }
@@ -130,7 +129,7 @@ A=77.2
 
 @test "SOBAS_POLICY=off measures and records but never changes the socket" {
   download off off 1000000 0 20M
-  ! grep -q ' ev=decision ' "$BATS_TEST_TMPDIR/off.log"
+  run ! grep -q ' ev=decision ' "$BATS_TEST_TMPDIR/off.log"
   # Autotuning left alone: the advertised window grows far past any S this path would get.
   max=$(grep ' ev=window ' "$BATS_TEST_TMPDIR/off.log" | grep -o ' rcv_wnd=[0-9]*' | cut -d= -f2 | sort -n | tail -1)
   echo "largest rcv_wnd $max"

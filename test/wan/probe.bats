@@ -1,0 +1,234 @@
+#!/usr/bin/env bats
+# probe.bats — the UDP side probe end to end on the emulated WAN: sobasd in the sender namespace, the shim in the receiver.
+
+load wan
+
+setup_file() {
+  REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+  BUILD=${SOBAS_BUILD_DIR:-$REPO/build}
+  export REPO BUILD WAN=$BUILD/test/wan LIB=$BUILD/shim/libsobas.so SOBASD=$BUILD/bin/sobasd PROGS=$BUILD/test/programs
+  [ "$(id -u)" = 0 ] || { echo "the testbed needs root" >&2; return 1; }
+  [ -x "$WAN/wanemu" ] && [ -x "$SOBASD" ] && [ -f "$LIB" ] || { echo "build first" >&2; return 1; }
+  export TB=p$RANDOM
+  "$REPO/scripts/testbed.sh" up --name "$TB" --cc cubic >/dev/null
+  truncate -s 100M "$BATS_FILE_TMPDIR/file"
+  truncate -s 40M "$BATS_FILE_TMPDIR/small"
+  truncate -s 2G "$BATS_FILE_TMPDIR/huge"
+  wan_serve "$BATS_FILE_TMPDIR"
+  # Started as root: it must bind, then answer as nobody, who can write its counters only where anyone may.
+  STATS=$(mktemp -d /tmp/sobasd-stats.XXXXXX)
+  chmod 0777 "$STATS"
+  export STATS
+  ip netns exec "$TB-snd" "$SOBASD" --stats "$STATS/sobasd.json" 2>"$BATS_FILE_TMPDIR/sobasd.err" 3>&- &
+  echo $! > "$BATS_FILE_TMPDIR/sobasd.pid"
+  disown
+}
+
+teardown_file() {
+  "$REPO/scripts/testbed.sh" down --name "$TB" >/dev/null
+  rm -rf "$STATS"
+}
+
+# path RATE LIMIT_BYTES [LOSS]: the emulated WAN (40 ms RTT) between the namespaces, until stop_path.
+path() {
+  rm -f "$BATS_TEST_TMPDIR/ready"
+  "$WAN/wanemu" --a "$TB-snd:wan0" --b "$TB-rcv:wan1" --rate "$1" --delay 20ms --fwd-limit "$2" \
+    --rev-limit 1000000 --fwd-loss "${3:-0}" --rt --stats "$BATS_TEST_TMPDIR/emu.json" \
+    --stall-log "$BATS_TEST_TMPDIR/stalls" --series "$BATS_TEST_TMPDIR/series" --watch 10.80.2.1 --ready "$BATS_TEST_TMPDIR/ready" 3>&- &
+  EMU=$!
+  for _ in $(seq 250); do [ -e "$BATS_TEST_TMPDIR/ready" ] && return 0; sleep 0.02; done
+  echo "wanemu did not attach" >&2
+  return 1
+}
+stop_path() { kill "$EMU"; wait "$EMU" || true; }
+
+# fetch NAME FILE [curl options...]: a download by curl under the shim, logged to NAME.log (afresh);
+# prints curl's exit status. The data goes to /dev/null: written to a file, 30 s of it become dirty
+# pages whose writeback then stalls this 2-core machine (and the link emulator) for tens of ms.
+fetch() {
+  local name=$1 file=$2
+  shift 2
+  local rc=0
+  rm -f "$BATS_TEST_TMPDIR/$name.log"
+  ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_LOG="$BATS_TEST_TMPDIR/$name.log" \
+    curl -sS -o /dev/null "$@" "http://10.80.1.1:8080/$file" || rc=$?
+  echo "$rc"
+}
+
+# field NAME EVENT KEY: KEY's values on NAME.log's lines of event EVENT, one per line.
+field() { grep " ev=$2 " "$BATS_TEST_TMPDIR/$1.log" | grep -o " $3=[^ ]*" | cut -d= -f2; }
+
+@test "sobasd refuses bad options with a clear message" {
+  run "$SOBASD" --port 0
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--port needs a number from 1 to 65535, got '0'"* ]]
+  run "$SOBASD" --train-len 65
+  [ "$status" -eq 2 ]
+  run "$SOBASD" --bogus
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown option '--bogus'"* ]]
+  run "$SOBASD" --listen 10.0.0.256
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"cannot listen on 10.0.0.256"* ]]
+}
+
+@test "sobasd runs as nobody and answers only verified peers: no reflection, no amplification, survives fuzzing" {
+  path 100M 500000
+  run ip netns exec "$TB-rcv" python3 "$BATS_TEST_DIRNAME/probe_client.py" 10.80.1.1:9521 10.80.1.1:8080
+  stop_path
+  echo "$output"
+  [ "$status" -eq 0 ]
+  pid=$(cat "$BATS_FILE_TMPDIR/sobasd.pid")
+  grep -q "^Uid:[[:space:]]*65534[[:space:]]" "/proc/$pid/status"
+  python3 - "$output" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1].splitlines()[-1])
+assert r["control_echoes"] == 5 and r["control_rsp_seqs"] == [0, 1, 2, 3, 4], "a live connection's probes are echoed"
+assert r["train_packets"] == 5 * 32 and r["train_max_len"] == 1400, "5 trains of 32 for a live connection"
+assert r["train_again_packets"] == 0, "a second train request within the interval is refused"
+for k in ("dead_tuple_train_replies", "spoofed_source_replies", "reflected_replies", "unverified_flood_replies",
+          "fuzz_replies_not_echo_of_live"):
+    assert r[k] == 0, k
+assert r["after_fuzz_echoes"] == 5, "sobasd still answers after the fuzzing"
+PY
+  kill -0 "$pid"
+  kill -USR1 "$pid"
+  sleep 0.3
+  cat "$STATS/sobasd.json"
+  python3 - "$STATS/sobasd.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+for k in ("malformed", "bad_version", "unexpected_type", "not_its_flow", "unverified", "train_limited"):
+    assert c[k] > 0, f"{k} was counted"
+PY
+  grep -q "refused .* (unverified) in the last 10 s" "$BATS_FILE_TMPDIR/sobasd.err" ||
+    grep -q "refused .* (verify-budget) in the last 10 s" "$BATS_FILE_TMPDIR/sobasd.err" || {
+      sleep 10  # the refusal lines are written at most every 10 s
+      cat "$BATS_FILE_TMPDIR/sobasd.err"
+      grep -q "refused .* in the last 10 s" "$BATS_FILE_TMPDIR/sobasd.err"
+    }
+}
+
+@test "probe RTT within 1 ms of the emulated 40 ms; C' within 15% of C at 50, 100 and 300 Mb/s" {
+  for rate in 50 100 300; do
+    path "${rate}M" $((rate * 1000000 / 8 * 40 / 1000))
+    rc=$(fetch "c$rate" small)
+    stop_path
+    [ "$rc" -eq 0 ]
+    cap=$(field "c$rate" probe cap_bps)
+    rtt_min=$(field "c$rate" close probe_rtt_min_us)
+    held=$(grep ' ev=window ' "$BATS_TEST_TMPDIR/c$rate.log" | grep ' state=decided ' | grep -o ' prtt_us=[1-9][0-9]*' |
+      cut -d= -f2 | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    echo "C = $rate Mb/s: C' = $cap b/s ($(field "c$rate" probe cap_trains) trains), probe RTT min $rtt_min us, median while held ${held:-none} us"
+    awk -v c="$cap" -v r="$rate" 'BEGIN { exit !(c >= 0.85 * r * 1e6 && c <= 1.15 * r * 1e6) }'
+    awk -v t="$rtt_min" 'BEGIN { exit !(t >= 39000 && t <= 41000) }'
+    grep -q ' why=start ' "$BATS_TEST_TMPDIR/c$rate.log" # the engine started from 1.2·C'·T
+  done
+}
+
+@test "probe: 1% random forward loss is found congested within 2 s; the probe itself sees the loss" {
+  path 100M 500000 0.01
+  rc=$(fetch lossy huge --max-time 5)
+  stop_path
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 28 ] # 28: the 5 s limit
+  grep -E ' ev=(probe|decision|close) ' "$BATS_TEST_TMPDIR/lossy.log" | cut -c1-220
+  t=$(grep ' ev=decision ' "$BATS_TEST_TMPDIR/lossy.log" | grep ' to=congested ' | head -1 | grep -o ' t_ms=[0-9]*' | cut -d= -f2)
+  echo "congested at ${t:-never} ms"
+  [ -n "$t" ] && [ "$t" -le 2000 ]
+  [ "$(field lossy close probe_lost)" -gt 0 ]
+  [ "$(field lossy close probe)" = active ]
+}
+
+# Judges one 60 s run: "pass", "fail: why", or "excused: ..." when the congestion followed a stall of
+# the link emulator (the VM did not run it for 5 ms or more: docs/testbed.md), which overflows a
+# 10 ms buffer no real link would.
+judge_clean() {
+  python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import sys
+d = sys.argv[1]
+log = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(f"{d}/shallow.log")]
+t0 = int(next(x for x in log if x.get("ev") == "open")["t0_ms"])
+close = next(x for x in log if x.get("ev") == "close")
+stalls = [(float(a), float(b)) for a, b in (l.split() for l in open(f"{d}/stalls"))]
+print(f"goodput {int(close['bytes_received']) * 8 / 61e6:.1f} Mb/s over 61 s; probe lost {close['probe_lost']} of "
+      f"{close['probe_sent']}; emulator stalls >= 5 ms: {[round(u / 1000, 1) for _, u in stalls if u >= 5000]}",
+      file=sys.stderr)
+if close["probe"] != "active" or not any(x.get("to") == "decided" for x in log):
+    print("fail: the probe was not active or the flow never decided")
+    sys.exit()
+cong = [t0 + int(x["t_ms"]) for x in log if x.get("to") == "congested"]
+if not cong:
+    print("pass")
+    sys.exit()
+near = [(t, u) for t, u in stalls if u >= 5000 and cong[0] - 2000 <= t <= cong[0]]
+print(f"excused: congested {cong[0] - t0} ms in, after an emulator stall of {near[0][1] / 1000:.1f} ms" if near
+      else f"fail: congested {cong[0] - t0} ms in, no emulator stall before it")
+PY
+}
+
+@test "probe: no false congestion over 60 s on a clean path with a 0.25-BDP buffer and UDP cross traffic" {
+  for attempt in 1 2 3; do
+    path 100M 125000
+    ip netns exec "$TB-xs" "$WAN/wanflood" --to 10.80.12.2:7002 --rate 20M --mix internet --poisson 2>/dev/null 3>&- &
+    flood=$!
+    sleep 1
+    rc=$(fetch shallow huge --max-time 61)
+    kill "$flood"
+    wait "$flood" 2>/dev/null || true
+    stop_path
+    [ "$rc" -eq 28 ]
+    grep -E ' ev=(probe|decision) ' "$BATS_TEST_TMPDIR/shallow.log" | cut -c1-200
+    verdict=$(judge_clean)
+    echo "attempt $attempt: $verdict"
+    case $verdict in
+      pass) return 0 ;;
+      fail*) return 1 ;;
+    esac
+  done
+  echo "three runs in a row were disturbed by emulator stalls"
+  return 1
+}
+
+@test "probe: kill sobasd mid-transfer; the flow falls back to kernel signals and the download completes intact" {
+  ip netns exec "$TB-snd" "$SOBASD" --port 9522 2>/dev/null 3>&- &
+  own=$!
+  path 100M 500000
+  ( sleep 3; kill -9 "$own" ) 3>&- &
+  killer=$!
+  # Hashed on the fly (no file to write back): the download's exit status, then its SHA-256.
+  read -r rc sum < <(ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_LOG="$BATS_TEST_TMPDIR/kill.log" \
+    SOBAS_PROBE_PORT=9522 bash -c 'set -o pipefail; s=$(curl -sS "http://10.80.1.1:8080/file" | sha256sum); echo "$? ${s%% *}"')
+  wait "$killer" || true
+  stop_path
+  grep -E ' ev=(probe|decision|close) ' "$BATS_TEST_TMPDIR/kill.log" | cut -c1-220
+  [ "$rc" -eq 0 ]
+  [ "$sum" = "$(sha256sum < "$BATS_FILE_TMPDIR/file" | cut -d' ' -f1)" ]
+  [ "$(field kill close probe)" = none ]
+  [ "$(field kill close probe_why)" = silent ]
+  # Windows after the fall-back carry on under kernel signals, still held where the engine put them.
+  grep ' ev=window ' "$BATS_TEST_TMPDIR/kill.log" | tail -3 | grep -q ' probe=none .*'
+  grep ' ev=window ' "$BATS_TEST_TMPDIR/kill.log" | tail -1 | grep -q ' state=decided '
+}
+
+@test "probe: no sobasd on the peer; the flow records 'probe: none' within 500 ms and SOBAS still decides" {
+  path 100M 500000
+  rc=$(ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_LOG="$BATS_TEST_TMPDIR/none.log" SOBAS_PROBE_PORT=9599 \
+    curl -sS -o /dev/null "http://10.80.1.1:8080/small" && echo 0)
+  stop_path
+  [ "$rc" = 0 ]
+  grep -E ' ev=(probe|decision|close) ' "$BATS_TEST_TMPDIR/none.log" | cut -c1-220
+  grep -q ' ev=probe .* status=none why=no-echo ' "$BATS_TEST_TMPDIR/none.log"
+  grep -q ' to=decided ' "$BATS_TEST_TMPDIR/none.log"
+  [ "$(field none close probe_sent)" -le 60 ] # gave up after ~50 probes (500 ms), not at the end
+}
+
+@test "probe: the helper's sockets are invisible to the host (close, dup2, closefrom) and it stops before a TSYNC seccomp filter" {
+  path 100M 500000
+  run ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_LOG="$BATS_TEST_TMPDIR/fds.log" \
+    "$PROGS/probe_fds" 10.80.1.1 8080 /file
+  stop_path
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"ok sealed and alive, bytes=104857807"* ]] # the 100 MiB file and its HTTP header
+  grep -q ' ev=probe .* what=capacity ' "$BATS_TEST_TMPDIR/fds.log"
+}
