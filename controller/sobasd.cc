@@ -42,6 +42,7 @@ struct Options {
   unsigned trains = 5, train_len = 32; // the paper's 5 trains; packets per train
   unsigned train_gap_ms = 10;          // between trains: a shallow buffer drains before the next
   unsigned train_interval_s = 5;       // per flow: at most one train set this often
+  unsigned train_peer_per_min = 30;    // per peer address, over all its flows
   unsigned echo_rate = 200;            // per flow, echoes/s (the probe sends 100/s)
   unsigned verify_rate = 200;          // netlink lookups/s over all peers
   unsigned verify_cache_ms = 3000;     // how long a lookup's answer (yes or no) is trusted
@@ -198,6 +199,12 @@ struct TrainJob {
   int64_t due = 0;
 };
 
+std::string addr_key(const sockaddr_storage &a) {
+  uint8_t family, b[16];
+  source_of(a, family, b);
+  return std::string(reinterpret_cast<const char *>(b), 16);
+}
+
 std::string flow_key(const sobas_probe_flow &f) {
   return std::string(reinterpret_cast<const char *>(&f), sizeof f);
 }
@@ -322,6 +329,10 @@ class Responder {
         bool gone = now - f.last_seen > 60000000000LL || (!f.verified && now >= f.verified_until);
         it = gone ? flows_.erase(it) : std::next(it);
       }
+      // A peer's bucket refilled to its burst is no different from a new one.
+      for (auto it = peer_trains_.begin(); it != peer_trains_.end();)
+        it = now - it->second.last > 4 * 60000000000LL / std::max(1u, o_.train_peer_per_min) ? peer_trains_.erase(it)
+                                                                                           : std::next(it);
     }
     if (now - last_report_ < 10000000000LL) return;
     last_report_ = now;
@@ -462,6 +473,11 @@ class Responder {
       refuse("train-rate", c_.train_limited, p);
       return;
     }
+    // Per peer address too: one host opening many connections must not multiply the trains.
+    if (!peer_trains_[addr_key(p.addr)].take(o_.train_peer_per_min / 60.0, 4, now)) {
+      refuse("train-rate", c_.train_limited, p);
+      return;
+    }
     f.last_train = now;
     TrainJob j;
     j.fd = fd;
@@ -588,6 +604,7 @@ class Responder {
   std::vector<int> fds_;
   SockDiag diag_;
   std::unordered_map<std::string, Flow> flows_;
+  std::unordered_map<std::string, Bucket> peer_trains_;  // per source address
   std::deque<TrainJob> jobs_;
   Bucket verify_budget_;
   Counters c_;
@@ -606,6 +623,7 @@ void usage(FILE *to) {
                "  --train-len N        packets per train, 2-%u (default 32)\n"
                "  --train-gap-ms N     pause between trains (default 10)\n"
                "  --train-interval-s N at most one train set per flow this often (default 5)\n"
+               "  --train-peer-per-min N  train sets per minute per peer address, bursts of 4 (default 30)\n"
                "  --echo-rate N        echoes per second per flow (default 200)\n"
                "  --verify-rate N      connection lookups per second, all peers (default 200)\n"
                "  --verify-cache-ms N  how long a lookup's answer holds (default 3000)\n"
@@ -649,6 +667,7 @@ Options parse(int argc, char **argv) {
     else if (a == "--train-len") o.train_len = number("--train-len", val(), 2, SOBAS_TRAIN_MAX_LEN);
     else if (a == "--train-gap-ms") o.train_gap_ms = number("--train-gap-ms", val(), 0, 1000);
     else if (a == "--train-interval-s") o.train_interval_s = number("--train-interval-s", val(), 1, 86400);
+    else if (a == "--train-peer-per-min") o.train_peer_per_min = number("--train-peer-per-min", val(), 1, 6000);
     else if (a == "--echo-rate") o.echo_rate = number("--echo-rate", val(), 1, 100000);
     else if (a == "--verify-rate") o.verify_rate = number("--verify-rate", val(), 1, 100000);
     else if (a == "--verify-cache-ms") o.verify_cache_ms = number("--verify-cache-ms", val(), 0, 600000);

@@ -16,6 +16,9 @@ tap=$(mktemp)
 trap 'rm -f "$tap"' EXIT
 
 status=0
+echo "== fuzzing (libFuzzer, 20 s per target; longer: scripts/fuzz.sh --time S)"
+scripts/fuzz.sh --time 20 || status=1
+
 echo "== end-to-end"
 bats test/e2e | tee -a "$tap" || status=1
 

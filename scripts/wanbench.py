@@ -33,7 +33,7 @@ BUF_MAX = 32 << 20  # tcp_rmem/tcp_wmem maximum in every namespace: the "max buf
 MSS_FRACTION = 1448 / 1500  # TCP payload per 1500-byte IP packet with timestamps: goodput = C · this
 LATE_LIMIT_US = 100  # mean release lateness above this and the emulated path is not the one asked for
 IPERF_BLOCK = 128 * 1024
-PING_PORT, FLOOD_PORT, HTTP_PORT, IPERF_PORT, XIPERF_PORT = 7001, 7002, 8080, 5201, 5202
+PING_PORT, FLOOD_PORT, HTTP_PORT, IPERF_PORT, XIPERF_PORT, SOBASD_PORT = 7001, 7002, 8080, 5201, 5202, 9521
 
 
 # ---------------------------------------------------------------------------------------------
@@ -427,6 +427,10 @@ class Bench:
         try:
             ping_echo = self.procs.start(SND, [self.exe("wanping"), "--echo", str(PING_PORT)])
             wait_port(SND, PING_PORT, "u")
+            # The sender host runs sobasd, as a deployment would: the receiver's side probe gets
+            # its RTT, forward loss and C' from it (the other contenders never send it anything).
+            self.procs.start(SND, [os.path.join(self.build, "bin", "sobasd")])
+            wait_port(SND, SOBASD_PORT, "u")
             for sc in chosen:
                 seconds = 3 if quick else sc.seconds
                 print(f"== {sc.name}: {sc.title}", flush=True)

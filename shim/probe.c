@@ -51,6 +51,7 @@ struct slot {
   uint64_t cap_bps;
   uint32_t cap_trains;
   uint64_t *poke; /* the flow's next-check mark: zeroed so the host's next read looks at the news */
+  uint32_t close_req; /* atomic: the handle its flow closed with; the helper frees the slot */
 };
 
 static struct {
@@ -305,8 +306,11 @@ static void *probe_main(void *arg) {
   pthread_mutex_lock(&P.mu);
   while (!__atomic_load_n(&P.stopped, __ATOMIC_ACQUIRE)) {
     int64_t now = sobas_now_ns(), wake = now + INTERVAL_NS;
-    for (int i = 0; i < SLOTS; i++)
-      if (P.slots[i].used) service(&P.slots[i], now, &wake);
+    for (int i = 0; i < SLOTS; i++) {
+      struct slot *s = &P.slots[i];
+      if (s->used && __atomic_load_n(&s->close_req, __ATOMIC_ACQUIRE) == (s->gen << 8 | (uint32_t)i)) s->used = 0;
+      if (s->used) service(s, now, &wake);
+    }
     struct pollfd pfd[2];
     nfds_t n = 0;
     for (int i = 0; i < 2; i++)
@@ -370,7 +374,11 @@ uint32_t sobas_probe_open(const struct sobas_addr *local, const struct sobas_add
   uint8_t fam = wire_addr(peer, fl.snd_addr);
   if (fam == 0 || wire_addr(local, fl.rcv_addr) != fam) return 0;
   fl.family = fam;
-  pthread_mutex_lock(&P.mu);
+  /* Never wait for the helper in the host's I/O path (it may even be a signal handler's): busy now,
+   * the flow asks again at its next check. */
+  *why = SOBAS_NONE_BUSY;
+  if (pthread_mutex_trylock(&P.mu) != 0) return 0;
+  *why = SOBAS_NONE_NO_SOCKET;
   uint32_t handle = 0;
   if (!P.slots) {
     void *m = mmap(NULL, sizeof(struct slot) * SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -414,9 +422,16 @@ static struct slot *slot_of(uint32_t handle) {
   return s->used && s->gen == handle >> 8 ? s : NULL;
 }
 
-int sobas_probe_read(uint32_t handle, struct sobas_probe_view *v) {
+int sobas_probe_read(uint32_t handle, struct sobas_probe_view *v, int patient) {
   memset(v, 0, sizeof *v);
-  pthread_mutex_lock(&P.mu);
+  /* Busy: this window goes without, nothing is lost. A flow's last read (its close record) waits up
+   * to ~2 ms for the helper's turn to end, in 50 µs naps: never unbounded. */
+  int tries = patient ? 40 : 1;
+  while (pthread_mutex_trylock(&P.mu) != 0) {
+    if (--tries == 0) return 1;
+    struct timespec nap = {0, 50000};
+    nanosleep(&nap, NULL);
+  }
   struct slot *s = slot_of(handle);
   if (s) {
     struct sobas_echo_window w;
@@ -441,7 +456,7 @@ int sobas_probe_read(uint32_t handle, struct sobas_probe_view *v) {
 }
 
 int sobas_probe_capacity(uint32_t handle, uint64_t *cap_bps, uint32_t *trains) {
-  pthread_mutex_lock(&P.mu);
+  if (pthread_mutex_trylock(&P.mu) != 0) return 0; /* asked again at the next check */
   struct slot *s = slot_of(handle);
   int final = s && (s->train_phase == 2 || s->status == SOBAS_PROBE_NONE);
   if (final) {
@@ -452,12 +467,12 @@ int sobas_probe_capacity(uint32_t handle, uint64_t *cap_bps, uint32_t *trains) {
   return final;
 }
 
+/* Lock-free (close may come from a signal handler): the helper frees the slot on its next turn. A slot
+ * reused since carries another generation, so a stale close cannot free it. */
 void sobas_probe_close(uint32_t handle) {
-  if (handle == 0) return;
-  pthread_mutex_lock(&P.mu);
-  struct slot *s = slot_of(handle);
-  if (s) s->used = 0;
-  pthread_mutex_unlock(&P.mu);
+  uint32_t i = handle & 0xff;
+  if (handle == 0 || i >= SLOTS || !P.slots) return;
+  __atomic_store_n(&P.slots[i].close_req, handle, __ATOMIC_RELEASE);
 }
 
 int sobas_probe_owns_fd(int fd) {
@@ -519,6 +534,6 @@ const char *sobas_probe_status_name(enum sobas_probe_status s) {
 }
 
 const char *sobas_probe_none_name(enum sobas_probe_none w) {
-  static const char *const names[] = {"-", "no-echo", "silent", "no-socket", "no-slot"};
-  return (unsigned)w < 5 ? names[w] : "?";
+  static const char *const names[] = {"-", "no-echo", "silent", "no-socket", "no-slot", "busy"};
+  return (unsigned)w < 6 ? names[w] : "?";
 }

@@ -19,6 +19,7 @@ enum sobas_probe_none {
   SOBAS_NONE_SILENT = 2,    /* echoes stopped mid-flow: sobasd went away */
   SOBAS_NONE_NO_SOCKET = 3, /* the helper could not open its socket or start */
   SOBAS_NONE_NO_SLOT = 4,   /* too many probed flows in this process */
+  SOBAS_NONE_BUSY = 5,      /* not an outcome: open found the helper busy, ask again */
 };
 
 /* One measurement window's view of a flow's probe, read by the flow's sampler. */
@@ -38,8 +39,10 @@ struct sobas_probe_view {
 uint32_t sobas_probe_open(const struct sobas_addr *local, const struct sobas_addr *peer, uint16_t port,
                           uint32_t mss, uint64_t *poke_at, enum sobas_probe_none *why);
 /* Closes the window: fills *v and keeps the probe going (a flow not read for a second is idle and its
- * probe pauses). Returns -1 for a handle this process no longer knows (after fork): open again. */
-int sobas_probe_read(uint32_t handle, struct sobas_probe_view *v);
+ * probe pauses). Returns -1 for a handle this process no longer knows (after fork): open again; 1 when
+ * the helper was busy (nothing read, nothing lost: the next window gets it). Never blocks; `patient`
+ * (a flow's last read) naps up to ~2 ms for the helper's turn to end. */
+int sobas_probe_read(uint32_t handle, struct sobas_probe_view *v, int patient);
 /* 1 once the train measurement is over (C' in *cap_bps, 0 if too few trains came; also when the probe
  * gave up), else 0. */
 int sobas_probe_capacity(uint32_t handle, uint64_t *cap_bps, uint32_t *trains);

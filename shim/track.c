@@ -242,6 +242,10 @@ static void probe_open(int fd, struct sobas_flow *f) {
   enum sobas_probe_none why;
   f->probe = sobas_probe_open(&f->local, &f->peer, (uint16_t)sobas_proc.cfg.probe_port, f->last.rcv_mss,
                               &f->next_check, &why);
+  if (!f->probe && why == SOBAS_NONE_BUSY) {
+    f->flags &= ~(uint32_t)SOBAS_FLOW_PROBED; /* the next check asks again */
+    return;
+  }
   f->probe_status = f->probe ? SOBAS_PROBE_PENDING : SOBAS_PROBE_NONE;
   f->probe_none_why = f->probe ? 0 : (uint8_t)why;
 }
@@ -262,12 +266,17 @@ static void take_capacity(int fd, struct sobas_flow *f) {
 
 /* This window's view of the probe; logs each change of its status. A handle the process no longer
  * knows (a forked child) is opened afresh next time. */
-static void probe_window(struct sobas_flow *f, struct sobas_probe_view *v) {
+static void probe_window(struct sobas_flow *f, struct sobas_probe_view *v, int last) {
   memset(v, 0, sizeof *v);
   v->status = (enum sobas_probe_status)f->probe_status;
   v->none_why = (enum sobas_probe_none)f->probe_none_why;
   if (!f->probe) return;
-  if (sobas_probe_read(f->probe, v) != 0) {
+  int r = sobas_probe_read(f->probe, v, last);
+  if (r > 0) { /* the helper was busy: last status, no samples this window */
+    v->status = (enum sobas_probe_status)f->probe_status;
+    return;
+  }
+  if (r < 0) {
     f->probe = 0;
     f->flags &= ~(uint32_t)SOBAS_FLOW_PROBED;
     memset(v, 0, sizeof *v);
@@ -334,7 +343,7 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     struct sobas_probe_view pv;
     int steered = role == SOBAS_ROLE_RECEIVER && sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS;
     if (steered) probe_open(fd, f);
-    probe_window(f, &pv);
+    probe_window(f, &pv, 0);
     if (steered) steer(fd, f, &w, &pv);
     if (logging()) log_window(f, &w, role, &pv);
   }
@@ -381,7 +390,7 @@ static void log_close(int fd, struct sobas_flow *f) {
   sobas_fmt_addr(p, sizeof p, &f->peer);
   enum sobas_role role = role_of(f);
   struct sobas_probe_view pv;
-  probe_window(f, &pv);
+  probe_window(f, &pv, 1);
   log_flow_line(f, "close",
                 "local=%s peer=%s role=%s app_rx=%llu app_tx=%llu bytes_received=%llu bytes_acked=%llu retrans=%u "
                 "windows=%llu probe=%s probe_why=%s probe_sent=%llu probe_echoes=%llu probe_lost=%llu probe_rtt_min_us=%u",

@@ -56,6 +56,32 @@ static inline uint64_t drain(int fd) {
   return total;
 }
 
+/* Reads up to n bytes (fewer at EOF); returns the count. */
+static inline uint64_t read_upto(int fd, uint64_t n) {
+  static char buf[65536];
+  uint64_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r < 0) DIE("read: %s", strerror(errno));
+    if (r == 0) break;
+    got += (uint64_t)r;
+  }
+  return got;
+}
+
+/* An HTTP/1.0 GET of `path` from IPv4 host:port (argv-style strings); returns the connected socket,
+ * the request sent. */
+static inline int http_get(const char *host, const char *port, const char *path) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
+  if (inet_pton(AF_INET, host, &a.sin_addr) != 1) DIE("bad host %s", host);
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) != 0) DIE("connect: %s", strerror(errno));
+  char req[512];
+  int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\n\r\n", path);
+  if (write(s, req, (size_t)n) != n) DIE("write");
+  return s;
+}
+
 /* Server side of one connection: read to EOF, answer with the count (8 bytes). */
 static inline void serve_count(int c) {
   uint64_t n = drain(c);

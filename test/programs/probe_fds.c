@@ -1,5 +1,4 @@
 /* probe_fds.c — downloads over HTTP while poking at the probe helper's hidden sockets (close, dup2 onto, closefrom), then seals itself with a TSYNC seccomp filter that would kill the helper. */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -29,18 +28,6 @@ static int shim_udp(int *fd) {
   return n;
 }
 
-static uint64_t read_some(int s, uint64_t n) {
-  static char buf[65536];
-  uint64_t got = 0;
-  while (got < n) {
-    ssize_t r = read(s, buf, sizeof buf);
-    if (r < 0) DIE("read: %s", strerror(errno));
-    if (r == 0) break;
-    got += (uint64_t)r;
-  }
-  return got;
-}
-
 /* Kills the process on any syscall the probe helper makes and a plain reader does not. */
 static void seal(void) {
   struct sock_filter f[] = {
@@ -60,18 +47,12 @@ static void seal(void) {
 
 int main(int argc, char **argv) {
   if (argc != 4) DIE("usage: probe_fds HOST PORT PATH");
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2]))};
-  if (inet_pton(AF_INET, argv[1], &a.sin_addr) != 1) DIE("bad host %s", argv[1]);
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) != 0) DIE("connect: %s", strerror(errno));
-  char req[512];
-  int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\n\r\n", argv[3]);
-  if (write(s, req, (size_t)n) != n) DIE("write");
+  int s = http_get(argv[1], argv[2], argv[3]);
 
   /* Read until the shim's probe socket exists (it opens after 64 KB). */
   uint64_t got = 0;
   int probe = -1, tries = 0;
-  while (shim_udp(&probe) == 0 && tries++ < 400) got += read_some(s, 16384);
+  while (shim_udp(&probe) == 0 && tries++ < 400) got += read_upto(s, 16384);
   if (probe < 0) DIE("no probe socket appeared after %llu bytes", (unsigned long long)got);
   int fl = fcntl(probe, F_GETFD);
   printf("probe socket at fd %d, close-on-exec %s\n", probe, (fl & FD_CLOEXEC) ? "yes" : "no");
@@ -99,11 +80,11 @@ int main(int argc, char **argv) {
   if (close_range((unsigned)s + 1, ~0u, 0) != 0 || shim_udp(&after) != 1) DIE("close_range closed the shim's socket");
   printf("ok closefrom and close_range went around it\n");
 
-  got += read_some(s, 4u << 20); /* let the probe run on its moved socket */
+  got += read_upto(s, 4u << 20); /* let the probe run on its moved socket */
   seal();
   struct timespec pause = {0, 300 * 1000 * 1000};
   nanosleep(&pause, NULL); /* the helper, had it survived, would have probed (sendto) by now */
-  got += read_some(s, ~0ull);
+  got += read_upto(s, ~0ull);
   printf("ok sealed and alive, bytes=%llu\n", (unsigned long long)got);
   return 0;
 }

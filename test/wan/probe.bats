@@ -33,7 +33,7 @@ teardown_file() {
 path() {
   rm -f "$BATS_TEST_TMPDIR/ready"
   "$WAN/wanemu" --a "$TB-snd:wan0" --b "$TB-rcv:wan1" --rate "$1" --delay 20ms --fwd-limit "$2" \
-    --rev-limit 1000000 --fwd-loss "${3:-0}" --rt --stats "$BATS_TEST_TMPDIR/emu.json" \
+    --rev-limit 1000000 --fwd-loss "${3:-0}" --stats "$BATS_TEST_TMPDIR/emu.json" \
     --stall-log "$BATS_TEST_TMPDIR/stalls" --series "$BATS_TEST_TMPDIR/series" --watch 10.80.2.1 --ready "$BATS_TEST_TMPDIR/ready" 3>&- &
   EMU=$!
   for _ in $(seq 250); do [ -e "$BATS_TEST_TMPDIR/ready" ] && return 0; sleep 0.02; done
@@ -231,4 +231,21 @@ PY
   [ "$status" -eq 0 ]
   [[ "$output" == *"ok sealed and alive, bytes=104857807"* ]] # the 100 MiB file and its HTTP header
   grep -q ' ev=probe .* what=capacity ' "$BATS_TEST_TMPDIR/fds.log"
+}
+
+@test "probe: a forked child that goes on reading the flow runs its own probe helper" {
+  path 100M 500000
+  run ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_LOG="$BATS_TEST_TMPDIR/fork.log" \
+    "$PROGS/probe_fork" 10.80.1.1 8080 /small
+  stop_path
+  echo "$output"
+  [ "$status" -eq 0 ]
+  parent=$(echo "$output" | awk '/^parent/ { print $2 }')
+  child=$(echo "$output" | awk '/^child/ { print $2 }')
+  grep -E ' ev=(probe|close) ' "$BATS_TEST_TMPDIR/fork.log" | cut -c1-200
+  # Both processes probed: the parent before the fork, the child afresh after it, with its own echoes.
+  grep -q "pid=$parent .* ev=probe .* status=active" "$BATS_TEST_TMPDIR/fork.log"
+  grep -q "pid=$child .* ev=probe .* status=active" "$BATS_TEST_TMPDIR/fork.log"
+  echoes=$(grep "pid=$child .* ev=close " "$BATS_TEST_TMPDIR/fork.log" | grep -o ' probe_echoes=[0-9]*' | cut -d= -f2)
+  [ "${echoes:-0}" -gt 10 ]
 }

@@ -12,13 +12,23 @@ import time
 PROBE, ECHO, TRAIN_REQ, TRAIN = 1, 2, 3, 4
 
 
+def wire_addr(ip):
+    """(family, 16 bytes): IPv4 (also ::ffff:a.b.c.d) in the first 4 bytes, else IPv6."""
+    if ip.startswith("::ffff:") and "." in ip:
+        ip = ip[7:]
+    if ":" in ip:
+        return 6, socket.inet_pton(socket.AF_INET6, ip)
+    return 4, socket.inet_aton(ip) + bytes(12)
+
+
 def encode(typ, flow, nonce, seq, ts=0, rsp=0, trains=0, train_len=0, size=0, version=1):
     """One datagram: the 64-byte header of the documented layout, zero padding to its length."""
     rcv_ip, rcv_port, snd_ip, snd_port = flow
+    (family, rcv), (_, snd) = wire_addr(rcv_ip), wire_addr(snd_ip)
     length = 100 if typ != TRAIN else size
     middle = struct.pack(">Q", ts) if typ in (PROBE, ECHO) else struct.pack(">BBHHH", trains, 0, train_len, size, 0)
-    head = struct.pack(">2sBBBBHHH16s16sII", b"SB", version, typ, 4, 0, length, rcv_port, snd_port,
-                       socket.inet_aton(rcv_ip) + bytes(12), socket.inet_aton(snd_ip) + bytes(12), nonce, seq)
+    head = struct.pack(">2sBBBBHHH16s16sII", b"SB", version, typ, family, 0, length, rcv_port, snd_port,
+                       rcv, snd, nonce, seq)
     return (head + middle + struct.pack(">I", rsp)).ljust(length, b"\0")
 
 
@@ -37,15 +47,20 @@ def collect(sock, seconds):
     return got
 
 
+def host_port(text):
+    """'10.0.0.1:80' or '[fd77::1]:80'."""
+    host, port = text.rsplit(":", 1)
+    return host.strip("[]"), int(port)
+
+
 def main():
-    sobasd_host, sobasd_port = sys.argv[1].rsplit(":", 1)
-    tcp_host, tcp_port = sys.argv[2].rsplit(":", 1)
-    server = (sobasd_host, int(sobasd_port))
+    server = host_port(sys.argv[1])
+    tcp_host, tcp_port = host_port(sys.argv[2])
     # A live connection to the data sender: the one flow sobasd may answer about.
-    tcp = socket.create_connection((tcp_host, int(tcp_port)))
-    my_ip, my_port = tcp.getsockname()
-    live = (my_ip, my_port, tcp_host, int(tcp_port))
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    tcp = socket.create_connection((tcp_host, tcp_port))
+    my_ip, my_port = tcp.getsockname()[:2]
+    live = (my_ip, my_port, tcp_host, tcp_port)
+    udp = socket.socket(tcp.family, socket.SOCK_DGRAM)
     udp.bind((my_ip, 0))
     r = {}
 
@@ -64,10 +79,11 @@ def main():
     udp.sendto(encode(TRAIN_REQ, live, 7, 2, trains=5, train_len=32, size=1400), server)
     r["train_again_packets"] = len(collect(udp, 1.0))
 
-    dead = (my_ip, my_port ^ 0x4000 or 1, tcp_host, int(tcp_port))  # no such connection
+    dead = (my_ip, my_port ^ 0x4000 or 1, tcp_host, tcp_port)  # no such connection
     udp.sendto(encode(TRAIN_REQ, dead, 9, 1, trains=5, train_len=32, size=1400), server)
     r["dead_tuple_train_replies"] = len(collect(udp, 1.0))
-    spoofed = ("10.80.2.99", my_port, tcp_host, int(tcp_port))  # claims another host's connection
+    other = "fd77::99" if ":" in my_ip else "10.80.2.99"
+    spoofed = (other, my_port, tcp_host, tcp_port)  # claims another host's connection
     udp.sendto(encode(TRAIN_REQ, spoofed, 9, 1, trains=5, train_len=32, size=1400), server)
     probes(spoofed, 5)
     r["spoofed_source_replies"] = len(collect(udp, 1.0))

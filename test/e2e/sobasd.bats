@@ -1,0 +1,51 @@
+#!/usr/bin/env bats
+# sobasd.bats — sobasd's verification over IPv6 and over IPv4 to a dual-stack server, across two namespaces (no emulated WAN needed).
+
+load helpers
+
+setup_file() {
+  require_root_and_build
+  [ -x "$BUILD/bin/sobasd" ] || { echo "no sobasd: build first" >&2; return 1; }
+  export NETNS_NAME=sobasd-e2e-$$
+  netns_up "$NETNS_NAME"
+  # A dual-stack listener: IPv4 clients arrive on an IPv6 socket as ::ffff:a.b.c.d.
+  in_srv python3 -m http.server 8080 --bind :: -d "$BATS_FILE_TMPDIR" >/dev/null 2>&1 3>&- &
+  in_srv "$BUILD/bin/sobasd" 2>"$BATS_FILE_TMPDIR/sobasd.err" 3>&- &
+  for _ in $(seq 100); do
+    in_srv ss -Hlnu 'sport = :9521' | grep -q 9521 && in_srv ss -Hltn 'sport = :8080' | grep -q 8080 && return 0
+    sleep 0.05
+  done
+  echo "servers did not start" >&2
+  return 1
+}
+
+teardown_file() {
+  netns_down "$NETNS_NAME"
+}
+
+# verdict JSON: the Python client's results, all refusals zero and the live flow answered.
+check() {
+  python3 - "$1" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1].splitlines()[-1])
+assert r["control_echoes"] == 5 and r["train_packets"] == 160, r
+assert r["after_fuzz_echoes"] == 5, r
+for k in ("train_again_packets", "dead_tuple_train_replies", "spoofed_source_replies", "reflected_replies",
+          "unverified_flood_replies", "fuzz_replies_not_echo_of_live"):
+    assert r[k] == 0, (k, r)
+PY
+}
+
+@test "sobasd verifies and answers an IPv6 peer, and only it" {
+  run in_cli python3 "$REPO/test/wan/probe_client.py" "[$NETNS_SRV_IP6]:9521" "[$NETNS_SRV_IP6]:8080"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  check "$output"
+}
+
+@test "sobasd verifies an IPv4 peer of a dual-stack (IPv6 socket) server" {
+  run in_cli python3 "$REPO/test/wan/probe_client.py" "$NETNS_SRV_IP:9521" "$NETNS_SRV_IP:8080"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  check "$output"
+}
