@@ -164,7 +164,12 @@ static int probe_saw_queue(const struct sobas_engine *e, const struct sobas_engi
 static int probe_says_congested(const struct sobas_engine *e, const struct sobas_engine_input *in) {
   if (!in->probe) return 0;
   if (in->losses && e->state == SOBAS_ST_DECIDED) return 1;
-  return (in->losses || in->ooo) && !probe_saw_queue(e, in);
+  /* No echo in the window: its highest RTT is unknown, so "no queue" cannot be claimed. */
+  if (in->rtt_max_us == 0) return 0;
+  /* The flow's own losses in slow start are its overshoot far more often than not (a shallow buffer
+   * overflows between two echoes): there only the probe's own echo gaps count. */
+  int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
+  return (in->losses || (in->ooo && !in_ss)) && !probe_saw_queue(e, in);
 }
 
 /* States 1-4: looking for the rate the path gives. */

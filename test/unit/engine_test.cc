@@ -40,7 +40,7 @@ struct Engine {
     in.mss = 1448;
     in.losses = losses;
     in.probe = probe;
-    in.rtt_max_us = rtt_max_us;
+    in.rtt_max_us = rtt_max_us ? rtt_max_us : probe ? rtt_us : 0;  // the probe's echoes saw the RTT now
     sobas_action a{};
     if (!sobas_engine_feed(&e, &in, &a)) return false;
     acts.push_back(a);
@@ -299,8 +299,13 @@ TEST(Engine, KernelLossesBesideTheProbe) {
     sobas_action a{};
     return sobas_engine_feed(&g.e, &in, &a) ? a.to : g.e.state;
   };
+  Engine ss;
+  ss.feed(20);
+  EXPECT_EQ(window(ss, 3, kRtt + 200), SOBAS_ST_SLOW_START) << "in slow start, most likely our own overshoot";
+  EXPECT_EQ(window(ss, 3, 0), SOBAS_ST_SLOW_START) << "no echo in the window: the RTT is unknown";
   Engine searching;
   searching.feed(20);
+  searching.feed(10);  // congestion avoidance
   EXPECT_EQ(window(searching, 3, kRtt + 200), SOBAS_ST_CONGESTED) << "no queue: someone else's loss";
   Engine held;
   held.feed(20);

@@ -198,7 +198,7 @@ TEST(ProbeWire, RandomAndMutatedInputAreDecodedSafely) {
       b[rng() % b.size()] ^= uint8_t(1u << (rng() % 8));
     }
     auto *heap = new uint8_t[b.size() ? b.size() : 1];  // exact-size buffer: ASan sees any over-read
-    std::memcpy(heap, b.data(), b.size());
+    if (!b.empty()) std::memcpy(heap, b.data(), b.size());
     sobas_probe_msg m;
     if (sobas_probe_decode(heap, b.size(), &m) == SOBAS_PROBE_OK) {
       accepted++;

@@ -112,4 +112,8 @@ TEST(Replay, ShallowBufferRun) { expect_same("shallow-buffer.log"); }
 // The same path with a 1-BDP buffer: flat-rate at the end of slow start, no loss.
 TEST(Replay, OneBdpBufferRun) { expect_same("one-bdp-buffer.log"); }
 
+// The shallow-buffer path with sobasd answering the side probe: C' caps slow start at 1.2·C'·T (the
+// `start` decision from the probe line), the probe's RTT and echo gaps drive the rest.
+TEST(Replay, ShallowBufferRunWithTheProbe) { expect_same("probe-shallow-buffer.log"); }
+
 }  // namespace
