@@ -8,7 +8,7 @@
 
 #include "sobas/probe.h"
 
-enum key_type { KEY_BOOL, KEY_SIZE, KEY_MS, KEY_PERIOD_MS, KEY_PATH, KEY_POLICY, KEY_PORT };
+enum key_type { KEY_BOOL, KEY_SIZE, KEY_MS, KEY_PERIOD_MS, KEY_PATH, KEY_POLICY, KEY_PORT, KEY_RING };
 
 struct key {
   const char *env;   /* SOBAS_BULK_BYTES */
@@ -30,6 +30,7 @@ static const struct key keys[] = {
     {"SOBAS_REEVAL_MS", "reeval_ms", KEY_PERIOD_MS, FIELD(reeval_ms), "0 (decide once)"},
     {"SOBAS_PROBE", "probe", KEY_BOOL, FIELD(probe), "1"},
     {"SOBAS_PROBE_PORT", "probe_port", KEY_PORT, FIELD(probe_port), "9521"},
+    {"SOBAS_RING", "ring", KEY_RING, FIELD(ring), "/dev/shm/sobas-UID.ring"},
 };
 
 /* SOBAS_POLICY values, indexed by SOBAS_POLICY_*. */
@@ -140,6 +141,15 @@ int sobas_config_set(struct sobas_config *c, const char *key, const char *value,
         }
       warn_bad(k, value, "a policy (sobas, off)", warn, ctx);
       return -1;
+    case KEY_RING:
+      /* "off", a bare name (in /dev/shm) or an absolute path: a relative path would follow each
+       * process's working directory. */
+      if (strlen(value) >= SOBAS_PATH_MAX || (value[0] != '/' && strchr(value, '/')) || !value[0]) {
+        warn_bad(k, value, "off, a name in /dev/shm, or an absolute path", warn, ctx);
+        return -1;
+      }
+      strcpy(field, value);
+      return 0;
     case KEY_PATH:
       /* A relative log path would follow each process's cwd: logs would scatter across directories. */
       if (value[0] != '/' || strlen(value) >= SOBAS_PATH_MAX) {

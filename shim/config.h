@@ -23,6 +23,8 @@ struct sobas_config {
   uint32_t reeval_ms;             /* SOBAS_REEVAL_MS: re-run the search this long after a decision; 0 = never */
   int probe;                      /* SOBAS_PROBE: run the UDP side probe against the peer's sobasd */
   uint32_t probe_port;            /* SOBAS_PROBE_PORT: sobasd's UDP port on the peer */
+  char ring[SOBAS_PATH_MAX];      /* SOBAS_RING: the decision ring, a name in /dev/shm or an absolute path;
+                                     "" = /dev/shm/sobas-UID.ring, "off" = none */
 };
 
 enum { SOBAS_POLICY_SOBAS = 0, SOBAS_POLICY_OFF = 1 };

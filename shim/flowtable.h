@@ -83,6 +83,13 @@ struct sobas_flow {
   uint32_t probe;           /* side-probe handle (0: none) */
   uint8_t probe_status;     /* the probe status last logged */
   uint8_t probe_none_why;   /* why it gave up, when it did: sobas-top's "probe: none" */
+  /* What the decision ring's records carry besides the sample (full state, never deltas). */
+  uint64_t last_rate_bps;   /* the last window's rate in the flow's direction */
+  uint32_t last_rtt_us;     /* the RTT the engine last used */
+  uint8_t last_why;         /* the last decision's reason */
+  uint64_t cap_bps;         /* the probe's C' */
+  uint64_t lost_total;      /* loss signals so far (probe echo gaps, else out-of-order arrivals) */
+  int64_t ring_sample_ns;   /* when the last sample record was written */
 };
 
 struct sobas_flowtable {

@@ -103,6 +103,7 @@ __attribute__((constructor)) static void sobas_init(void) {
   if (dladdr((void *)sobas_init, &info) && info.dli_fname && strlen(info.dli_fname) < sizeof sobas_proc.self_path)
     strcpy(sobas_proc.self_path, info.dli_fname);
   sobas_proc.pid = getpid();
+  sobas_proc.uid = (uint32_t)getuid();
   pthread_atfork(NULL, NULL, atfork_child);
   __atomic_store_n(&sobas_proc.active, 1, __ATOMIC_RELEASE);
 }

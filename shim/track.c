@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "clock.h"
 #include "enforce.h"
 #include "log.h"
 #include "probe.h"
 #include "real.h"
+#include "ringw.h"
 
 struct sobas_proc sobas_proc;
 
@@ -193,6 +195,65 @@ static void log_decision(const struct sobas_flow *f, const struct sobas_action *
                 err ? " error=" : "", err ? strerror(-err) : "");
 }
 
+static uint8_t ring_lever(const struct sobas_flow *f) {
+  if (f->eng.state == SOBAS_ST_CONGESTED) return 3;
+  return f->hold.s == 0 ? 0 : f->hold.locked ? 2 : 1;
+}
+
+static uint8_t ring_family(const struct sobas_addr *a) {
+  static const uint8_t v4_mapped[12] = {[10] = 0xff, [11] = 0xff};
+  return a->family == AF_INET || (a->family == AF_INET6 && memcmp(a->addr, v4_mapped, 12) == 0) ? 4 : 6;
+}
+
+static void ring_addr(uint8_t out[16], const struct sobas_addr *a) {
+  static const uint8_t v4_mapped[12] = {[10] = 0xff, [11] = 0xff};
+  memset(out, 0, 16);
+  if (a->family == AF_INET) memcpy(out, a->addr, 4);
+  else if (memcmp(a->addr, v4_mapped, 12) == 0) memcpy(out, a->addr + 12, 4);
+  else memcpy(out, a->addr, 16);
+}
+
+/* One record of the flow's whole state to the user's decision ring (sobas-top reads it). */
+static void ring_emit(struct sobas_flow *f, enum sobas_ring_event ev) {
+  if (strcmp(sobas_proc.cfg.ring, "off") == 0) return;
+  struct sobas_ring_record r;
+  memset(&r, 0, sizeof r);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  r.t_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  r.pid = (uint32_t)sobas_proc.pid;
+  r.uid = sobas_proc.uid;
+  r.flow_id = f->id;
+  strncpy(r.comm, program_invocation_short_name, sizeof r.comm - 1);
+  r.event = (uint8_t)ev;
+  r.family = ring_family(&f->peer);
+  r.role = (uint8_t)role_of(f);
+  r.state = (f->flags & SOBAS_FLOW_ENGINE) ? (uint8_t)f->eng.state : 0;
+  r.why = f->last_why;
+  r.probe = f->probe_status;
+  r.probe_why = f->probe_none_why;
+  r.lever = ring_lever(f);
+  r.lport = f->local.port;
+  r.rport = f->peer.port;
+  ring_addr(r.laddr, &f->local);
+  ring_addr(r.raddr, &f->peer);
+  r.rate_bps = f->last_rate_bps;
+  r.s_bytes = f->hold.s;
+  r.bytes_received = f->last.bytes_received;
+  r.bytes_acked = f->last.bytes_acked;
+  r.app_bytes = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED) + __atomic_load_n(&f->app[1], __ATOMIC_RELAXED);
+  r.cap_bps = f->cap_bps;
+  r.rtt_us = f->last_rtt_us ? f->last_rtt_us : f->last.rcv_rtt_us ? f->last.rcv_rtt_us : f->last.rtt_us;
+  r.base_rtt_us = f->base_rtt_us;
+  r.rcv_wnd = f->last.rcv_wnd;
+  r.retrans = f->last.total_retrans;
+  r.lost = (uint32_t)f->lost_total;
+  r.age_ms = (uint32_t)((sobas_now_ns() - f->t_open_ns) / 1000000);
+  char err[640];
+  if (sobas_ringw_write(&r, sobas_proc.cfg.ring, err, sizeof err) < 0 && logging())
+    log_flow_line(f, "ring", "error=\"%s\"", err);
+}
+
 /* The least RTT seen is the path's without our queue: the handshake's sample (tcpi_min_rtt, which
  * a receiver has from its SYN or SYN-ACK) or the receiver's own estimates. */
 static void learn_base_rtt(struct sobas_flow *f) {
@@ -213,7 +274,9 @@ static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   int err = 0;
   if (a->set)
     err = a->to == SOBAS_ST_CONGESTED ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a->s, &f->hold);
+  f->last_why = (uint8_t)a->why;
   if (logging()) log_decision(f, a, err);
+  ring_emit(f, SOBAS_EV_DECISION);
 }
 
 static int probe_wanted(void) { return sobas_proc.cfg.probe && sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS; }
@@ -257,6 +320,7 @@ static void take_capacity(int fd, struct sobas_flow *f) {
   uint32_t trains;
   if (!f->probe || (f->flags & SOBAS_FLOW_CAP_SEEN) || !sobas_probe_capacity(f->probe, &cap, &trains)) return;
   f->flags |= SOBAS_FLOW_CAP_SEEN;
+  f->cap_bps = cap;
   if (logging())
     log_flow_line(f, "probe", "what=capacity cap_bps=%llu cap_trains=%u base_rtt_us=%u", (unsigned long long)cap,
                   trains, f->base_rtt_us);
@@ -300,6 +364,8 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
   struct sobas_action a;
   int64_t t = w->t_end_ns - f->t_open_ns;
   engine_begin(f, rtt, w->t_start_ns - f->t_open_ns);
+  f->last_rtt_us = rtt;
+  f->lost_total += probing ? pv->lost : w->ooopack;
   struct sobas_engine_input in = {.t_ns = t,
                                   .rate_bps = w->rx_rate_bps,
                                   .rtt_us = rtt,
@@ -344,8 +410,13 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     int steered = role == SOBAS_ROLE_RECEIVER && sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS;
     if (steered) probe_open(fd, f);
     probe_window(f, &pv, 0);
+    f->last_rate_bps = role == SOBAS_ROLE_SENDER ? w.tx_rate_bps : w.rx_rate_bps;
     if (steered) steer(fd, f, &w, &pv);
     if (logging()) log_window(f, &w, role, &pv);
+    if (w.t_end_ns - f->ring_sample_ns >= (int64_t)SOBAS_RING_SAMPLE_MS * 1000000) {
+      f->ring_sample_ns = w.t_end_ns;
+      ring_emit(f, SOBAS_EV_SAMPLE);
+    }
   }
   return 0;
 }
@@ -373,6 +444,8 @@ void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s) {
     }
     f->flags |= SOBAS_FLOW_BULK;
     learn_names(fd, f);
+    take_sample(fd, &f->last);
+    ring_emit(f, SOBAS_EV_OPEN);
   }
   int64_t due = sobas_meas_due_ns(&f->meas);
   int stale = 0;
@@ -384,6 +457,7 @@ void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s) {
 
 static void log_close(int fd, struct sobas_flow *f) {
   if (fd >= 0 && (logging() || (f->flags & SOBAS_FLOW_BULK))) sample_locked(fd, f);
+  if (f->flags & SOBAS_FLOW_BULK) ring_emit(f, SOBAS_EV_CLOSE);
   if (!logging()) return;
   char l[64], p[64];
   sobas_fmt_addr(l, sizeof l, &f->local);

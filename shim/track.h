@@ -16,6 +16,7 @@ struct sobas_proc {
   struct sobas_config cfg;
   struct sobas_flowtable ft;
   int pid;
+  uint32_t uid;             /* the real uid, for the ring's records (read once) */
   char self_path[PATH_MAX]; /* this library, for LD_PRELOAD across exec */
 };
 extern struct sobas_proc sobas_proc;
