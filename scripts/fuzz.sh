@@ -20,13 +20,26 @@ mkdir -p "$out"
 sources_of() {
   case $1 in
     probe_decode_fuzz) echo shim/probe_wire.c ;;
+    ring_read_fuzz) echo shim/ring.c ;;
     *) echo "fuzz: unknown target $1" >&2; return 1 ;;
   esac
 }
 
-# Seeds: one valid datagram of every type, from the independent Python encoder the e2e tests use.
+# Seeds: one valid datagram of every type, from the independent Python encoder the e2e tests use;
+# for the ring, a valid 4-record ring with two records written.
 seed() {
-  local dir=$1
+  local t=$1 dir=$2
+  if [ "$t" = ring_read_fuzz ]; then
+    python3 - "$dir" <<'PY'
+import struct, sys
+cap = 4
+head = struct.pack("<QHHIIIqII", 0x31474e5253424f53, 1, 0, 4096, 256, cap, 0, 0, 0).ljust(64, b"\0")
+head += struct.pack("<Q", 2).ljust(64, b"\0") + bytes(4096 - 128)
+recs = b"".join(struct.pack("<QQ", 2 * n + 2, 0).ljust(256, b"\0") for n in range(2)) + bytes(256 * (cap - 2))
+open(f"{sys.argv[1]}/ring4", "wb").write(head + recs)
+PY
+    return
+  fi
   python3 - "$dir" <<'PY'
 import sys
 sys.path.insert(0, "test/wan")
@@ -48,9 +61,11 @@ for t in "${targets[@]}"; do
     "test/fuzz/$t.c" $src -o "$out/$t"
   corpus=$out/$t.corpus
   mkdir -p "$corpus"
-  seed "$corpus"
+  seed "$t" "$corpus"
   echo "fuzz: $t for ${secs}s"
-  "$out/$t" -max_total_time="$secs" -max_len=2048 -print_final_stats=1 "$corpus" 2>"$out/$t.log" || {
+  max_len=2048
+  [ "$t" = ring_read_fuzz ] && max_len=8192
+  "$out/$t" -max_total_time="$secs" -max_len="$max_len" -print_final_stats=1 "$corpus" 2>"$out/$t.log" || {
     tail -40 "$out/$t.log" >&2
     echo "fuzz: $t FAILED (crash input in $(pwd))" >&2
     exit 1

@@ -6,7 +6,7 @@ packages=(
   # build
   cmake ninja-build gcc g++ make pkg-config libgtest-dev libncurses-dev
   # tests: bats and the real programs the shim is tested under
-  bats iproute2 procps wget curl rsync openssh-client openssh-server iperf3 python3
+  bats iproute2 procps wget curl rsync openssh-client openssh-server iperf3 python3 tmux
   # the WAN benchmark's plots run in a venv (scripts/setup-venv.sh)
   python3-venv
   # benchmarks

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# setup-venv.sh — creates build/venv with the pinned plotting stack of the WAN benchmark (idempotent).
+# setup-venv.sh — creates build/venv with the pinned Python packages: the WAN benchmark's plots, the tests' Prometheus parser (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 req=scripts/requirements-bench.txt
