@@ -47,6 +47,9 @@ disown
 head -c $((MB * 1000000)) /dev/urandom > "$WORK/file"
 ip netns exec $TB-snd python3 -m http.server 8080 --bind 10.80.1.1 -d "$WORK" >/dev/null 2>&1 &
 disown
+# sobasd answers the receiver's side probe (RTT, forward loss, the capacity estimate C').
+ip netns exec $TB-snd "$REPO/build/bin/sobasd" 2>/dev/null &
+disown
 for _ in $(seq 100); do in_ns snd ss -Hltn 'sport = :8080' | grep -q LISTEN && break; sleep 0.05; done
 sleep 1 # cross traffic settles
 
@@ -79,12 +82,15 @@ download() { # label, prefix command...
 echo
 echo "== $MB MB download (wget), $RATE/${RTT_MS} ms path, 1-BDP DropTail buffer, $CROSS UDP cross traffic, CUBIC sender"
 download "without sobas"
-download "with sobas" "$REPO/build/bin/sobas" --log "$WORK/sobas.log"
+download "with sobas" env SOBAS_RING="$WORK/ring" "$REPO/build/bin/sobas" --log "$WORK/sobas.log"
+echo
+echo "== sobas-top --once (the monitor; the flow has just closed, so it shows its last state)"
+"$REPO/build/bin/sobas-top" --ring "$WORK/ring" --once | cut -c1-200
 
 echo
 echo "== what the shim measured and decided (SOBAS_LOG: a line per 2·RTT window, and its decisions)"
 awk '/ev=window/ && n++ < 5 { print substr($0, 1, 200) }' "$WORK/sobas.log"
-grep " ev=decision " "$WORK/sobas.log" | cut -c1-220
+grep -E " ev=(probe|decision) " "$WORK/sobas.log" | cut -c1-220
 echo "   ..."
 field() { grep -o " $1=[^ ]*" | cut -d= -f2; }   # values of one key, one per line
 windows=$(grep -c 'ev=window' "$WORK/sobas.log")
@@ -97,6 +103,7 @@ echo "flow $(echo "$close" | field peer) -> $(echo "$close" | field local):" \
   "bytes_received=$(echo "$close" | field bytes_received) app_rx=$(echo "$close" | field app_rx)" \
   "retrans=$(echo "$close" | field retrans)"
 echo
-echo "(The decision line is SOBAS at work: once the receive rate is flat, the window is held at"
+echo "(The probe lines are the UDP side probe: C' from sobasd's packet trains caps slow start at"
+echo " 1.2·C'·T. The decision lines are SOBAS at work: once the receive rate is flat, the window is held at"
 echo " S = R·T with T the base RTT, so the queue the first download kept never builds. The full comparison"
 echo " of contenders is scripts/bench-wan.sh; its latest results are in results/wan/results.md.)"
