@@ -212,8 +212,12 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   }
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */
   if (in_ss && n >= 2 && dropped(e, r[n - 2], r[n - 1])) {
-    enum sobas_state to = growing ? SOBAS_ST_CA_GROWING : SOBAS_ST_CONG_AVOID;
-    act(e, a, to, SOBAS_WHY_RATE_DROP, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);
+    /* The start cap 1.2·C'·T belongs to slow start: congestion avoidance searches uncapped, as
+     * without C'. Measured: kept, a 0.25-BDP buffer beside 20% cross traffic (A·T + B = 1.02 BDP under a
+     * 1.2-BDP cap) overflowed every CUBIC cycle, and the engine decided late (10 s) or low (82% of A). */
+    int uncap = e->s < e->p.s_max;
+    enum sobas_state to = growing && !uncap ? SOBAS_ST_CA_GROWING : SOBAS_ST_CONG_AVOID;
+    act(e, a, to, SOBAS_WHY_RATE_DROP, uncap, uncap ? e->p.s_max : e->s, in->rate_bps, in->rtt_us, in->t_ns);
     push_rate(e, in->rate_bps); /* the post-drop rate starts the new state's history */
     return 1;
   }

@@ -191,7 +191,7 @@ static void log_decision(const struct sobas_flow *f, const struct sobas_action *
                 "from=%s to=%s why=%s s=%llu rate_bps=%llu rtt_us=%u base_rtt_us=%u rcv_wnd=%u lever=%s%s%s",
                 sobas_state_name(a->from), sobas_state_name(a->to), sobas_reason_name(a->why),
                 (unsigned long long)(a->set ? a->s : f->eng.s), (unsigned long long)a->rate_bps, a->rtt_us,
-                f->base_rtt_us, f->last.rcv_wnd, a->to == SOBAS_ST_CONGESTED ? "release" : sobas_enforce_lever(&f->hold),
+                f->base_rtt_us, f->last.rcv_wnd, a->set && a->s >= f->eng.p.s_max ? "release" : sobas_enforce_lever(&f->hold),
                 err ? " error=" : "", err ? strerror(-err) : "");
 }
 
@@ -272,8 +272,9 @@ static void log_probe_status(const struct sobas_flow *f, const struct sobas_prob
 
 static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   int err = 0;
+  /* S = S_max (congested, or the start cap lifted): the window opens as far as the kernel allows. */
   if (a->set)
-    err = a->to == SOBAS_ST_CONGESTED ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a->s, &f->hold);
+    err = a->s >= f->eng.p.s_max ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a->s, &f->hold);
   f->last_why = (uint8_t)a->why;
   if (logging()) log_decision(f, a, err);
   ring_emit(f, SOBAS_EV_DECISION);

@@ -195,21 +195,19 @@ TEST(Engine, ConstRateDropDecidesOnTheRateBeforeTheDrop) {
   EXPECT_EQ(g.last().s, bytes(71 * kMbps, kRtt));
 }
 
-// State 3 -> 4 -> 5.
-TEST(Engine, CongestionAvoidanceBufferLimitedGrowsThenDecides) {
+// State 3 is uncapped (the start cap is lifted when slow start ends in loss), so a CA flow running near
+// the old cap is not "buffer limited": it searches for flat-rate / const-rate-drop as without C'.
+TEST(Engine, CongestionAvoidanceSearchesUncappedAfterTheStartCap) {
   Engine g(40 * kMbps);  // S = 240 000 B = 48 Mb/s at 40 ms
   g.feed(10);
   g.feed(30);
   ASSERT_TRUE(g.feed(12));
   EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
-  ASSERT_TRUE(g.feed(47));
-  EXPECT_EQ(g.last().to, SOBAS_ST_CA_GROWING);
-  EXPECT_EQ(g.last().why, SOBAS_WHY_BUFFER_LIMITED);
-  ASSERT_TRUE(g.feed(47.5, kRtt + 5000));
-  EXPECT_EQ(g.last().to, SOBAS_ST_CA_GROWING);
-  // A plateau of two then a drop: const-rate-drop from state 4.
+  EXPECT_EQ(g.e.s, g.p.s_max);
+  EXPECT_FALSE(g.feed(47)) << "not buffer limited: there is no cap";
+  g.feed(47.5, kRtt + 5000);
+  // A plateau of two then a drop: const-rate-drop, on the rate before the drop.
   ASSERT_TRUE(g.feed(30));
-  EXPECT_EQ(g.last().from, SOBAS_ST_CA_GROWING);
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_CONST_RATE_DROP);
 }
@@ -354,6 +352,19 @@ TEST(Engine, CapacityArrivingLateCapsSlowStartOnce) {
   EXPECT_FALSE(sobas_engine_capacity(&h.e, 100 * kMbps, kRtt, h.t, &a));
   Engine none;
   EXPECT_FALSE(sobas_engine_capacity(&none.e, 0, kRtt, 0, &a)) << "the trains gave no estimate";
+}
+
+// 1 -> 3: the start cap belongs to slow start; the loss that ends it lifts the cap (S = S_max) and
+// congestion avoidance searches uncapped, as it would have without C'.
+TEST(Engine, SlowStartEndingInLossLiftsTheStartCap) {
+  Engine g(100 * kMbps);
+  ASSERT_EQ(g.e.s, (uint64_t)(1.2 * bytes(100 * kMbps, kRtt)));
+  g.feed(40);
+  ASSERT_TRUE(g.feed(20));  // a drop with no plateau before it
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RATE_DROP);
+  EXPECT_TRUE(g.last().set);
+  EXPECT_EQ(g.e.s, g.p.s_max);
 }
 
 TEST(Engine, ReevaluationRestartsTheSearchFromTheDecidedS) {
