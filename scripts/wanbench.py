@@ -312,7 +312,7 @@ class Bench:
         spec = CONTENDERS.get(con) or SWEEP[con]
         env = dict(os.environ)
         if spec["preload"]:
-            env.update(LD_PRELOAD=self.shim, SOBAS_LOG=log)
+            env.update(LD_PRELOAD=self.shim, SOBAS_LOG=log, SOBAS_RING=os.path.join(self.tmp, "sobas.ring"))
         fixed = spec["bufs"] not in ("auto", "max")
         if sc.tool == "iperf3":
             srv = self.procs.start(RCV, ["iperf3", "-s", "-1", "-p", str(IPERF_PORT)], env=env)

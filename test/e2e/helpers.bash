@@ -10,6 +10,10 @@ if [ -n "${SOBAS_ASAN_RUNTIME:-}" ]; then PRELOAD="$SOBAS_ASAN_RUNTIME:$SOBAS_LI
 
 . "$REPO/test/lib/netns.bash"
 
+# Preloaded programs write their decision ring here, not in the user's /dev/shm ring: the run's
+# temporary directory goes with the run.
+export SOBAS_RING=$BATS_RUN_TMPDIR/sobas.ring
+
 # curl and wget deadlock in setlocale() under the bare ASan runtime, without the shim: their tests
 # run in the plain suite only.
 skip_under_asan() {

@@ -1,5 +1,8 @@
 # wan.bash — helpers the WAN bats files share: the servers they start in a testbed's namespaces (sourced).
 
+# Preloaded programs write their decision ring into the run's temporary directory, which goes with it.
+export SOBAS_RING=$BATS_RUN_TMPDIR/sobas.ring
+
 # wan_serve DIR: a plain HTTP server for DIR on 10.80.1.1:8080 in the sender namespace and the
 # cross-traffic sink in P-xr; returns once the server listens.
 wan_serve() {
