@@ -93,7 +93,7 @@ struct Flow {
 };
 
 struct Stats {
-  uint64_t records = 0, decisions = 0, closed = 0;
+  uint64_t records = 0, closed = 0;
   std::map<std::string, uint64_t> decisions_by_reason;
 };
 
@@ -232,10 +232,7 @@ class Monitor {
 
   void take(const sobas_ring_record &r) {
     stats_.records++;
-    if (r.event == SOBAS_EV_DECISION) {
-      stats_.decisions++;
-      stats_.decisions_by_reason[sobas_reason_name(sobas_reason(r.why))]++;
-    }
+    if (r.event == SOBAS_EV_DECISION) stats_.decisions_by_reason[sobas_reason_name(sobas_reason(r.why))]++;
     if (o_.follow) print_event(r);
     if (r.event == SOBAS_EV_CLOSE) stats_.closed++;
     flows_[std::make_pair(r.pid, r.flow_id)] = Flow{r};

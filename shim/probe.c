@@ -43,7 +43,7 @@ struct slot {
   int64_t opened_ns, next_send_ns, last_echo_ns, last_read_ns;
   struct sobas_echo_est echo;
   /* trains: 0 to request, 1 requested, 2 over */
-  uint8_t train_phase, train_tries, cap_read;
+  uint8_t train_phase, train_tries;
   uint16_t train_size, train_count;
   uint32_t req_id, train_got;
   int64_t req_ns, train_last_ns;
@@ -446,9 +446,6 @@ int sobas_probe_read(uint32_t handle, struct sobas_probe_view *v, int patient) {
     v->lost_total = w.lost_total;
     v->received_total = w.received_total;
     v->sent_total = s->sent;
-    v->cap_final = s->train_phase == 2;
-    v->cap_bps = s->cap_bps;
-    v->cap_trains = s->cap_trains;
     s->last_read_ns = sobas_now_ns();
   }
   pthread_mutex_unlock(&P.mu);

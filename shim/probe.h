@@ -28,9 +28,6 @@ struct sobas_probe_view {
   enum sobas_probe_none none_why;
   uint32_t echoes, rtt_avg_us, rtt_max_us, rtt_min_us, lost; /* this window (min: ever) */
   uint64_t lost_total, received_total, sent_total;
-  uint64_t cap_bps;     /* C' once the trains are in, else 0 */
-  uint32_t cap_trains;  /* usable trains it came from */
-  uint8_t cap_final;    /* the train measurement is over (C' may still be 0: too few trains) */
 };
 
 /* Starts probing a flow (local/peer: the receiver's TCP ends; mss: its segment size, which sizes the train
