@@ -18,6 +18,8 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .full_rtt_frac = 0.10,   /* tcpi_rcv_rtt jitters by up to ~5% beside Poisson cross traffic; a full
                                   path's queue grows past that within a window or two */
       .congested_windows = 2,  /* one window with loss can be our own last overshoot; two cannot */
+      .drain_rtts = 50,        /* window not known: 13.2 MB offered at the decision took 2.0 s = 50 RTTs
+                                  of 40 ms to be consumed; after that losses count anyway */
       .min_rtt_us = 1000,      /* a sub-ms path has no long-fat-network problem; scheduling jitter there
                                   rivals the RTT, so R·T would be noise */
       .s_min = 16384,          /* below this a cap only hurts (a few segments in flight) */
@@ -89,6 +91,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
     if (to == SOBAS_ST_DECIDED) {
       e->decided_ns = t_ns;
       e->loss_windows = 0;
+      e->drained = e->held = 0;
     }
   }
   e->state = to;
@@ -163,7 +166,7 @@ static int probe_saw_queue(const struct sobas_engine *e, const struct sobas_engi
  * shallow buffer drops the probe's echoes too) and is left to flat-rate / const-rate-drop. */
 static int probe_says_congested(const struct sobas_engine *e, const struct sobas_engine_input *in) {
   if (!in->probe) return 0;
-  if (in->losses && e->state == SOBAS_ST_DECIDED) return 1;
+  if (in->losses && e->held) return 1;
   /* No echo in the window: its highest RTT is unknown, so "no queue" cannot be claimed. */
   if (in->rtt_max_us == 0) return 0;
   /* The flow's own losses in slow start are its overshoot far more often than not (a shallow buffer
@@ -230,13 +233,34 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   return grow(e, in, to, a);
 }
 
+/* Decided is not yet held: the window offered before the decision is never withdrawn, so the sender
+ * may go on filling the queue (and overflowing a shallow buffer) until the receiver has consumed it;
+ * losses until then are our own overshoot's. Held starts with the window after the one that ended with
+ * the offered window down to S. A kernel that does not report its window (< 6.2): held from the first
+ * window that shows no queue (beside the probe: no echo saw one), or drain_rtts base RTTs after the
+ * decision, so that a queue someone else keeps standing cannot hide congestion for good. Measured on a
+ * 0.25-BDP path: decided with 5.6 MB offered, two windows of out-of-order arrivals (301, 206) 0.7 s
+ * later in the drain, tcpi_rcv_rtt 41 ms (no queue), taken for congestion: S_max, 88% of A. */
+static void update_held(struct sobas_engine *e, const struct sobas_engine_input *in) {
+  if (e->state != SOBAS_ST_DECIDED || e->held) return;
+  if (in->rcv_wnd) {
+    e->held = e->drained;
+    e->drained = (double)in->rcv_wnd <= (1.0 + e->p.equal_tol) * (double)e->s;
+    return;
+  }
+  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  int queue = in->probe ? probe_saw_queue(e, in) : rtt_above(in->rtt_us, base, e->p.equal_tol, 1000);
+  e->held = !queue || in->t_ns - e->decided_ns >= (int64_t)e->p.drain_rtts * base * 1000;
+}
+
 int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   if (e->state == SOBAS_ST_CONGESTED) return 0; /* stepped aside for the rest of the transfer */
+  update_held(e, in);
   if (probe_says_congested(e, in))
     return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us, in->t_ns);
   if (e->state == SOBAS_ST_DECIDED) {
     /* Kernel signals: held at R·T we build no queue, so losses now are someone else's. */
-    if (kernel_losses(in) && ++e->loss_windows >= e->p.congested_windows)
+    if (e->held && kernel_losses(in) && ++e->loss_windows >= e->p.congested_windows)
       return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us,
                  in->t_ns);
     if (e->p.reeval_ns > 0 && in->t_ns - e->decided_ns >= e->p.reeval_ns) {

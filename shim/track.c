@@ -375,7 +375,8 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
                                   .rtt_max_us = probing ? pv->rtt_max_us : 0,
                                   .losses = probing ? pv->lost : w->ooopack,
                                   .ooo = probing ? w->ooopack : 0,
-                                  .probe = (uint8_t)probing};
+                                  .probe = (uint8_t)probing,
+                                  .rcv_wnd = f->last.rcv_wnd};
   if (!sobas_engine_feed(&f->eng, &in, &a)) {
     /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked). */
     if (f->hold.s) sobas_enforce_verify(fd, &f->hold);

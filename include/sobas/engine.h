@@ -41,6 +41,7 @@ struct sobas_engine_params {
   double limited_frac;      /* buffer limited: R·T_now >= limited_frac·S (the cap is full) */
   double full_rtt_frac;     /* the path is full (for flat-rate): RTT_now >= (1 + this)·T_base, and 2 ms over */
   uint32_t congested_windows; /* kernel signals: windows with loss and no queue of ours => congested */
+  uint32_t drain_rtts;      /* decided, window not known: held at the first window with no queue, or after this many base RTTs */
   uint32_t min_rtt_us;      /* paths with a base RTT below this are not steered (LANs, loopback) */
   uint64_t s_min;           /* never cap below this many bytes */
   uint64_t s_max;           /* the largest window the kernel gives: S on a congested path */
@@ -60,6 +61,7 @@ struct sobas_engine_input {
   uint32_t losses;       /* loss signals in this window (probe gaps, else out-of-order arrivals) */
   uint32_t ooo;          /* with the probe: the kernel's out-of-order arrivals too (without it they are `losses`) */
   uint8_t probe;         /* 1: rtt and losses come from the probe's forward-path view; 0: kernel signals */
+  uint32_t rcv_wnd;      /* the window the receiver offers at the end of the window, bytes (0: not known, kernel < 6.2) */
 };
 
 /* What the engine wants done, and why. `set` = 1: hold the flow's window at `s` bytes. */
@@ -84,6 +86,8 @@ struct sobas_engine {
   int64_t last_increase_ns;         /* when S last grew by MSS */
   int64_t decided_ns;
   uint32_t loss_windows;            /* kernel signals: windows with losses we did not cause, so far */
+  uint8_t drained;                  /* decided, and the last window ended with the offered window down to S */
+  uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
 };
 
 /* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).

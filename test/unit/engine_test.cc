@@ -278,8 +278,67 @@ TEST(Engine, ProbeLossWithAQueueIsOursWhileSearchingAndThePathsWhenHeld) {
   h.feed(20);
   ASSERT_TRUE(h.feed(20.5, 45000));
   ASSERT_EQ(h.e.state, SOBAS_ST_DECIDED);
+  EXPECT_FALSE(h.feed(20, kRtt, 0, true));  // our queue has drained: held
   ASSERT_TRUE(h.feed(20, kRtt, 1, true, 52000));
   EXPECT_EQ(h.last().to, SOBAS_ST_CONGESTED);
+}
+
+// Decided is not yet held: the window offered before the decision is never withdrawn, so the queue
+// we built can still overflow until it drains. Losses then are ours, from either signal; from the first
+// window without a queue they are the path's again.
+TEST(Engine, LossesWhileOurQueueDrainsAreOurs) {
+  for (bool probe : {false, true}) {
+    Engine g;
+    g.feed(20);
+    ASSERT_TRUE(g.feed(20.5, 45000));
+    ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED) << probe;
+    for (int i = 0; i < 5; i++) EXPECT_FALSE(g.feed(20, 45000, 30, probe)) << probe << " window " << i;
+    EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED) << probe;
+    EXPECT_FALSE(g.feed(20, kRtt, 0, probe)) << probe;  // drained: held from now on
+    if (!probe) {
+      EXPECT_FALSE(g.feed(20, kRtt, 1)) << "one window with loss is tolerated";
+    }
+    ASSERT_TRUE(g.feed(20, kRtt, 1, probe)) << probe;
+    EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED) << probe;
+  }
+}
+
+// With the kernel's offered window known (6.2+), held starts the window after the offered window has come
+// down to S: the sender can no longer overshoot; the RTT does not matter (tcpi_rcv_rtt lags the queue).
+TEST(Engine, HeldOnceTheOfferedWindowIsDownToS) {
+  Engine g;
+  g.feed(20);
+  ASSERT_TRUE(g.feed(20.5, 45000));
+  const uint64_t s = g.e.s;
+  auto window = [&g](uint32_t rcv_wnd, uint32_t ooo) {
+    sobas_engine_input in{};
+    in.rate_bps = 20 * kMbps;
+    in.rtt_us = in.base_rtt_us = kRtt;  // no queue in sight
+    in.mss = 1448;
+    in.losses = ooo;
+    in.rcv_wnd = rcv_wnd;
+    in.t_ns = g.t += 80 * kMs;
+    sobas_action a{};
+    return sobas_engine_feed(&g.e, &in, &a) ? a.to : g.e.state;
+  };
+  EXPECT_EQ(window(5600000, 300), SOBAS_ST_DECIDED);
+  EXPECT_EQ(window(800000, 300), SOBAS_ST_DECIDED);
+  EXPECT_EQ(window((uint32_t)s, 200), SOBAS_ST_DECIDED) << "down to S in this window: its losses are still ours";
+  EXPECT_EQ(window((uint32_t)s, 2), SOBAS_ST_DECIDED) << "held: one window with loss is tolerated";
+  EXPECT_EQ(window((uint32_t)s, 2), SOBAS_ST_CONGESTED);
+}
+
+// A queue that never drains is someone else's (a standing competitor): after drain_rtts base RTTs the
+// flow counts as held anyway, so that queue cannot hide congestion for good.
+TEST(Engine, HeldAfterTheDrainBoundEvenWithAStandingQueue) {
+  Engine g;
+  g.feed(20);
+  ASSERT_TRUE(g.feed(20.5, 45000));
+  const int64_t bound = g.t + (int64_t)g.p.drain_rtts * kRtt * 1000, window = 2 * 45000 * 1000;
+  while (g.t + window < bound) EXPECT_FALSE(g.feed(20, 45000, 2));  // draining: not counted
+  EXPECT_FALSE(g.feed(20, 45000, 2)) << "past the bound: held, and one window with loss is tolerated";
+  ASSERT_TRUE(g.feed(20, 45000, 2));
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
 }
 
 // Beside the probe, the flow's own out-of-order arrivals count too: with no queue in the window (the
@@ -309,6 +368,7 @@ TEST(Engine, KernelLossesBesideTheProbe) {
   held.feed(20);
   ASSERT_TRUE(held.feed(20.5, 45000));
   ASSERT_EQ(held.e.state, SOBAS_ST_DECIDED);
+  EXPECT_EQ(window(held, 0, kRtt + 200), SOBAS_ST_DECIDED);  // our queue has drained
   EXPECT_EQ(window(held, 140, 52000), SOBAS_ST_DECIDED) << "a queue came with it: one window is not enough";
   EXPECT_EQ(window(held, 3, 52000), SOBAS_ST_CONGESTED);
 }

@@ -85,6 +85,7 @@ std::vector<Decision> replay(const std::vector<Fields> &log) {
     in.rtt_max_us = probing ? (uint32_t)num_or(f, "prtt_max_us", 0) : 0;
     in.losses = probing ? (uint32_t)num(f, "plost") : (uint32_t)num(f, "ooo");
     in.ooo = probing ? (uint32_t)num(f, "ooo") : 0;
+    in.rcv_wnd = (uint32_t)num_or(f, "rcv_wnd", 0);
     if (sobas_engine_feed(&e, &in, &a)) record(a);
   }
   return out;
