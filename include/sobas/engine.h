@@ -40,7 +40,8 @@ struct sobas_engine_params {
   double headroom;          /* decided S = (1 + headroom)·R·T: the window also covers the path's jitter */
   double limited_frac;      /* buffer limited: R·T_now >= limited_frac·S (the cap is full) */
   double full_rtt_frac;     /* the path is full (for flat-rate): RTT_now >= (1 + this)·T_base, and 2 ms over */
-  uint32_t congested_windows; /* kernel signals: windows with loss and no queue of ours => congested */
+  uint32_t congested_episodes; /* kernel signals: this many loss episodes not of our making => congested ... */
+  uint32_t congested_span_rtts; /* ... each beginning within this many base RTTs of the one before */
   uint32_t drain_rtts;      /* decided, window not known: held at the first window with no queue, or after this many base RTTs */
   uint32_t min_rtt_us;      /* paths with a base RTT below this are not steered (LANs, loopback) */
   uint64_t s_min;           /* never cap below this many bytes */
@@ -82,10 +83,13 @@ struct sobas_engine {
   uint64_t s;                       /* current cap, bytes; p.s_max = uncapped */
   uint64_t rates[SOBAS_ENGINE_HISTORY]; /* recent R, newest last, since the last change of state */
   uint64_t s_at[SOBAS_ENGINE_HISTORY];  /* S when each was measured: did S grow under a flat rate? */
+  uint32_t rtt_at[SOBAS_ENGINE_HISTORY]; /* the RTT in each: did the path fill, and for long enough? */
   uint32_t n_rates;
   int64_t last_increase_ns;         /* when S last grew by MSS */
   int64_t decided_ns;
-  uint32_t loss_windows;            /* kernel signals: windows with losses we did not cause, so far */
+  uint32_t loss_episodes;           /* kernel signals: loss episodes we did not cause, each close to the last */
+  int64_t last_episode_ns;          /* when the last of them began */
+  uint8_t in_loss;                  /* the last window had out-of-order arrivals: an episode is under way */
   uint8_t drained;                  /* decided, and the last window ended with the offered window down to S */
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
 };

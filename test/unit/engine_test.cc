@@ -184,15 +184,76 @@ TEST(Engine, ConstRateDropDecidesOnTheRateBeforeTheDrop) {
   Engine g;
   g.feed(10);
   g.feed(40);
-  g.feed(20);
+  g.feed(20);  // slow start ended in loss: congestion avoidance
+  g.feed(35);
   g.feed(50);
+  g.feed(60);
   g.feed(70);
-  g.feed(71);
+  g.feed(71, 46000, 40);  // the flow's own overflow: a queue, then out-of-order arrivals
   ASSERT_TRUE(g.feed(45));
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_CONST_RATE_DROP);
   EXPECT_EQ(g.last().rate_bps, 71 * kMbps);
   EXPECT_EQ(g.last().s, bytes(71 * kMbps, kRtt));
+}
+
+// CUBIC's first windows after slow start's loss sit flat below A, and the end of that loss's recovery
+// can burst into a new one: not the plateau-then-drop of a flow that saturated the path.
+TEST(Engine, APlateauRightAfterSlowStartIsNotConstRateDrop) {
+  Engine g;
+  g.feed(33, kRtt, 304);  // slow start overflows the buffer
+  g.feed(82);
+  ASSERT_TRUE(g.feed(60, 42400));  // -27%: rate-drop into congestion avoidance
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
+  g.feed(59, 41800);
+  EXPECT_FALSE(g.feed(37, kRtt, 186)) << "a plateau of two at 78% of A, a loss 0.2 s in";
+  EXPECT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
+}
+
+// In congestion avoidance flat-rate needs a queue that lasts: one RTT spike beside CUBIC regrowing
+// below A does not make the path full; a few ms held over the plateau does.
+TEST(Engine, FlatRateInCongestionAvoidanceNeedsALastingQueue) {
+  Engine spike;
+  spike.feed(10);
+  spike.feed(40);
+  ASSERT_TRUE(spike.feed(20, kRtt, 300));
+  for (double r : {62.0, 63.0, 66.0, 64.0}) EXPECT_FALSE(spike.feed(r, 41000));
+  EXPECT_FALSE(spike.feed(60, 49000)) << "one window at +22% (the mean of the five is +6.6%): a burst, not a full path";
+  Engine lasting;
+  lasting.feed(10);
+  lasting.feed(40);
+  ASSERT_TRUE(lasting.feed(20, kRtt, 300));
+  for (double r : {76.0, 77.0, 76.0, 75.0}) EXPECT_FALSE(lasting.feed(r, 42400));
+  ASSERT_TRUE(lasting.feed(76, 42000));
+  EXPECT_EQ(lasting.last().why, SOBAS_WHY_FLAT_RATE);
+}
+
+// The plateau's second window often holds the loss already: the decision takes the plateau's higher rate.
+TEST(Engine, ConstRateDropTakesThePlateausHigherRate) {
+  Engine g;
+  g.feed(30, kRtt, 300);
+  g.feed(85);
+  ASSERT_TRUE(g.feed(62));  // slow start ended in loss
+  for (double r : {64.0, 68.0, 70.0, 74.0}) EXPECT_FALSE(g.feed(r, 41000));
+  g.feed(72, 41300);
+  g.feed(68, 44000, 270);  // the self-induced loss, its window already cut
+  ASSERT_TRUE(g.feed(52));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CONST_RATE_DROP);
+  EXPECT_EQ(g.last().rate_bps, 72 * kMbps);
+}
+
+// Without the probe, const-rate-drop needs a loss: a drop with no out-of-order arrival in its window or
+// the one before is a pause (the application, the host), and deciding on it would freeze a low rate.
+TEST(Engine, ADropWithoutALossIsNotConstRateDrop) {
+  Engine g;
+  g.feed(10);
+  g.feed(40);
+  ASSERT_TRUE(g.feed(20, kRtt, 300));  // slow start ends in loss
+  g.feed(59);
+  g.feed(62);
+  g.feed(63);
+  EXPECT_FALSE(g.feed(45, 52000)) << "a 29% dip with a delay spike and no loss";
+  EXPECT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
 }
 
 // State 3 is uncapped (the start cap is lifted when slow start ends in loss), so a CA flow running near
@@ -204,15 +265,18 @@ TEST(Engine, CongestionAvoidanceSearchesUncappedAfterTheStartCap) {
   ASSERT_TRUE(g.feed(12));
   EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
   EXPECT_EQ(g.e.s, g.p.s_max);
+  g.feed(30);
+  g.feed(40);
   EXPECT_FALSE(g.feed(47)) << "not buffer limited: there is no cap";
   g.feed(47.5, kRtt + 5000);
-  // A plateau of two then a drop: const-rate-drop, on the rate before the drop.
-  ASSERT_TRUE(g.feed(30));
+  // A plateau of two then a drop with a loss: const-rate-drop, on the rate before the drop.
+  ASSERT_TRUE(g.feed(30, kRtt + 5000, 20));
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_CONST_RATE_DROP);
 }
 
-// State 5: held; one window with loss is tolerated, two mean the path is congested (kernel signals).
+// State 5: held; one loss episode is tolerated however many windows it spans, a second one close
+// after it means the path is congested (kernel signals).
 TEST(Engine, DecidedThenLossesWithoutProbeMeanCongested) {
   Engine g;
   g.feed(20);
@@ -220,23 +284,47 @@ TEST(Engine, DecidedThenLossesWithoutProbeMeanCongested) {
   g.feed(78, 47000);
   ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
   uint64_t s = g.e.s;
-  EXPECT_FALSE(g.feed(77, kRtt, 1));
+  EXPECT_FALSE(g.feed(77, kRtt));  // drained: held from now on
+  EXPECT_FALSE(g.feed(77, kRtt, 262)) << "one dropped segment: out-of-order arrivals until it is repaired";
+  EXPECT_FALSE(g.feed(60, kRtt, 96)) << "the same episode spilling into the next window";
   EXPECT_EQ(g.e.s, s);
-  ASSERT_TRUE(g.feed(60, kRtt, 3));
+  EXPECT_FALSE(g.feed(70, kRtt));
+  ASSERT_TRUE(g.feed(60, kRtt, 3)) << "a second episode 4 windows later: a loss rate";
   EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_CONGESTED);
   EXPECT_EQ(g.last().s, g.p.s_max);
   EXPECT_FALSE(g.feed(10, kRtt, 5));  // stepped aside for good
 }
 
-// States 3-4 -> 6 without a probe: losses while the RTT shows no queue of ours are the path's.
+// Isolated loss episodes, each further than congested_span_rtts from the last, never make a loss rate:
+// a held flow on a clean path meets a burst of cross traffic now and then and keeps its S.
+TEST(Engine, IsolatedLossEpisodesAreTolerated) {
+  Engine g;
+  g.feed(20);
+  ASSERT_TRUE(g.feed(20.5, 45000));
+  EXPECT_FALSE(g.feed(20));  // drained
+  const uint64_t s = g.e.s;
+  const int apart = (int)g.p.congested_span_rtts / 2 + 1;  // windows are 2 RTTs long
+  for (int episode = 0; episode < 5; episode++) {
+    EXPECT_FALSE(g.feed(20, kRtt, 200)) << episode;
+    EXPECT_FALSE(g.feed(15, kRtt, 80)) << episode;
+    for (int i = 0; i < apart; i++) EXPECT_FALSE(g.feed(20)) << episode;
+  }
+  EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.e.s, s);
+}
+
+// States 3-4 -> 6 without a probe: loss episodes while the RTT shows no queue of ours are the path's.
 TEST(Engine, LossesWithoutAQueueMeanCongestedBeforeDeciding) {
   Engine g;
   g.feed(10);
   g.feed(40);
   ASSERT_TRUE(g.feed(20, kRtt, 5));  // slow start's losses: never read as congestion
   EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
-  EXPECT_FALSE(g.feed(12, kRtt, 2));  // one window with loss could be anything
+  EXPECT_FALSE(g.feed(12, kRtt, 2)) << "slow start's episode still being repaired: ours";
+  EXPECT_FALSE(g.feed(13));
+  EXPECT_FALSE(g.feed(12, kRtt, 2)) << "one episode could be anything";
+  EXPECT_FALSE(g.feed(13));
   ASSERT_TRUE(g.feed(14, kRtt + 300, 1));
   EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_CONGESTED);
@@ -296,7 +384,8 @@ TEST(Engine, LossesWhileOurQueueDrainsAreOurs) {
     EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED) << probe;
     EXPECT_FALSE(g.feed(20, kRtt, 0, probe)) << probe;  // drained: held from now on
     if (!probe) {
-      EXPECT_FALSE(g.feed(20, kRtt, 1)) << "one window with loss is tolerated";
+      EXPECT_FALSE(g.feed(20, kRtt, 1)) << "one loss episode is tolerated";
+      EXPECT_FALSE(g.feed(20, kRtt));
     }
     ASSERT_TRUE(g.feed(20, kRtt, 1, probe)) << probe;
     EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED) << probe;
@@ -324,7 +413,10 @@ TEST(Engine, HeldOnceTheOfferedWindowIsDownToS) {
   EXPECT_EQ(window(5600000, 300), SOBAS_ST_DECIDED);
   EXPECT_EQ(window(800000, 300), SOBAS_ST_DECIDED);
   EXPECT_EQ(window((uint32_t)s, 200), SOBAS_ST_DECIDED) << "down to S in this window: its losses are still ours";
-  EXPECT_EQ(window((uint32_t)s, 2), SOBAS_ST_DECIDED) << "held: one window with loss is tolerated";
+  EXPECT_EQ(window((uint32_t)s, 2), SOBAS_ST_DECIDED) << "held, but the overshoot's episode is still being repaired";
+  EXPECT_EQ(window((uint32_t)s, 0), SOBAS_ST_DECIDED);
+  EXPECT_EQ(window((uint32_t)s, 2), SOBAS_ST_DECIDED) << "held: one loss episode is tolerated";
+  EXPECT_EQ(window((uint32_t)s, 0), SOBAS_ST_DECIDED);
   EXPECT_EQ(window((uint32_t)s, 2), SOBAS_ST_CONGESTED);
 }
 
@@ -335,15 +427,19 @@ TEST(Engine, HeldAfterTheDrainBoundEvenWithAStandingQueue) {
   g.feed(20);
   ASSERT_TRUE(g.feed(20.5, 45000));
   const int64_t bound = g.t + (int64_t)g.p.drain_rtts * kRtt * 1000, window = 2 * 45000 * 1000;
-  while (g.t + window < bound) EXPECT_FALSE(g.feed(20, 45000, 2));  // draining: not counted
-  EXPECT_FALSE(g.feed(20, 45000, 2)) << "past the bound: held, and one window with loss is tolerated";
+  while (g.t + window < bound) {
+    EXPECT_FALSE(g.feed(20, 45000, 2));  // draining: not counted
+    EXPECT_FALSE(g.feed(20, 45000));
+  }
+  EXPECT_FALSE(g.feed(20, 45000, 2)) << "past the bound: held, and one loss episode is tolerated";
+  EXPECT_FALSE(g.feed(20, 45000));
   ASSERT_TRUE(g.feed(20, 45000, 2));
   EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
 }
 
 // Beside the probe, the flow's own out-of-order arrivals count too: with no queue in the window (the
 // probe's highest RTT at the base) the loss is the path's at once, in any state; with a queue, held,
-// the two-window rule applies. At 0.05% random loss the sparse probe loses an echo only every ~20 s.
+// the loss-episode rule applies. At 0.05% random loss the sparse probe loses an echo only every ~20 s.
 TEST(Engine, KernelLossesBesideTheProbe) {
   auto window = [](Engine &g, uint32_t ooo, uint32_t rtt_max) {
     sobas_engine_input in{};
@@ -369,7 +465,8 @@ TEST(Engine, KernelLossesBesideTheProbe) {
   ASSERT_TRUE(held.feed(20.5, 45000));
   ASSERT_EQ(held.e.state, SOBAS_ST_DECIDED);
   EXPECT_EQ(window(held, 0, kRtt + 200), SOBAS_ST_DECIDED);  // our queue has drained
-  EXPECT_EQ(window(held, 140, 52000), SOBAS_ST_DECIDED) << "a queue came with it: one window is not enough";
+  EXPECT_EQ(window(held, 140, 52000), SOBAS_ST_DECIDED) << "a queue came with it: one episode is not enough";
+  EXPECT_EQ(window(held, 0, 52000), SOBAS_ST_DECIDED);
   EXPECT_EQ(window(held, 3, 52000), SOBAS_ST_CONGESTED);
 }
 
@@ -534,9 +631,10 @@ TEST(EngineTrace, LossAtTheEndOfSlowStart) {
   ASSERT_TRUE(g.feed(35));  // halved: no plateau before it
   EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
   g.feed(60);
+  g.feed(68);
   g.feed(76);
   g.feed(77);
-  ASSERT_TRUE(g.feed(54));  // CUBIC's next loss: -30%
+  ASSERT_TRUE(g.feed(54, kRtt, 25));  // CUBIC's next loss: -30%
   EXPECT_EQ(g.last().why, SOBAS_WHY_CONST_RATE_DROP);
   EXPECT_EQ(g.last().s, bytes(77 * kMbps, kRtt));
 }

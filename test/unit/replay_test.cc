@@ -110,7 +110,8 @@ void expect_same(const char *name) {
 // (rate-drop), congestion avoidance then finds the plateau at A with a queue (flat-rate).
 TEST(Replay, ShallowBufferRun) { expect_same("shallow-buffer.log"); }
 
-// The same path with a 1-BDP buffer: flat-rate at the end of slow start, no loss.
+// The same path with a 1-BDP buffer: flat-rate in slow start, once the queue shows (the overshoot's losses
+// before it are slow start's own).
 TEST(Replay, OneBdpBufferRun) { expect_same("one-bdp-buffer.log"); }
 
 // The shallow-buffer path with sobasd answering the side probe: C' caps slow start at 1.2·C'·T (the
