@@ -174,6 +174,106 @@ TEST(WanLink, EachLossStreamRepeatsWhateverElseSharesTheLink) {
   EXPECT_GT(shared.l.st.drop_loss, lost_shared.size()) << "the other stream loses packets too";
 }
 
+// A host stall freezes the link: what was waiting is released the stall later with its spacing kept
+// (no burst for a sender to answer with another), and nothing is caught up afterwards.
+TEST(WanLink, AStallFreezesReleasesWithTheirSpacing) {
+  wan_params p{};
+  p.rate_bps = 100000000;  // 1500 B = 120 µs
+  p.delay_ns = 20 * kMs;
+  Link k(p);
+  for (int i = 0; i < 200; i++) ASSERT_EQ(k.offer(0, 1500), WAN_QUEUED);
+  wan_link_stall(&k.l, 10 * kMs, 6 * kMs);  // the host did not run us from 4 to 10 ms
+  EXPECT_EQ(k.l.st.stall_lag_ns, 6 * kMs);
+  auto due = k.drain(UINT64_MAX - 1);
+  ASSERT_EQ(due.size(), 200u);
+  EXPECT_EQ(due[0], 20 * kMs + 120000 + 6 * kMs) << "the first waits the whole stall";
+  for (size_t i = 1; i < due.size(); i++) EXPECT_EQ(due[i] - due[i - 1], 120000u) << i;
+}
+
+// ACKs read together after the emulator was held up leave with the spacing they arrived with, not at
+// once: a batch of 10 read 1 ms after the last read is spread at 0.9 x 100 µs, never before its read.
+TEST(WanLink, ABatchReadTogetherKeepsItsArrivalSpacing) {
+  wan_params p{};
+  p.rate_bps = 100000000;  // a 52-byte ACK serialises in 4.16 µs
+  p.delay_ns = 20 * kMs;
+  Link k(p);
+  ASSERT_EQ(k.offer(1 * kMs, 52), WAN_QUEUED);  // one packet a read: it arrives when read
+  EXPECT_EQ(wan_link_next_release(&k.l), 1 * kMs + 4160 + 20 * kMs);
+  wan_link_batch(&k.l, 1 * kMs, 10);
+  for (int i = 0; i < 10; i++) ASSERT_EQ(k.offer(2 * kMs, 52), WAN_QUEUED);
+  auto due = k.drain(UINT64_MAX - 1);
+  ASSERT_EQ(due.size(), 11u);
+  EXPECT_EQ(due[1], 2 * kMs + 4160 + 20 * kMs) << "the first of the batch when it was read";
+  for (size_t i = 2; i < due.size(); i++) EXPECT_EQ(due[i] - due[i - 1], 90000u) << i;
+  EXPECT_EQ(k.l.st.spaced_max_ns, 9 * 90000u);
+}
+
+// A batch read after a longer hole is spread over at most WAN_SPACING_MAX_NS: the rest of it arrives
+// then, bunched, rather than an arrival delay a window-limited sender would answer with a burst.
+TEST(WanLink, SpacingNeverDelaysAnArrivalMoreThanTheCap) {
+  wan_params p{};
+  p.rate_bps = 100000000;
+  Link k(p);
+  wan_link_batch(&k.l, 20 * kMs, 40);  // 500 µs apart over the 20 ms hole, were it not capped
+  for (int i = 0; i < 40; i++) ASSERT_EQ(k.offer(30 * kMs, 52), WAN_QUEUED);
+  EXPECT_EQ(k.l.st.spaced_max_ns, uint64_t(WAN_SPACING_MAX_NS));
+  EXPECT_EQ(k.l.last_arrival_ns, 30 * kMs + WAN_SPACING_MAX_NS);
+}
+
+// What spacing a batch added is paid back: a steady stream afterwards soon arrives when it is read again.
+TEST(WanLink, SpacingABatchDelaysTheStreamOnlyBriefly) {
+  wan_params p{};
+  p.rate_bps = 100000000;
+  Link k(p);
+  uint64_t t = 10 * kMs;
+  wan_link_batch(&k.l, 1 * kMs, 16);  // 16 ACKs that waited 1 ms
+  for (int i = 0; i < 16; i++) k.offer(t, 52);
+  EXPECT_GT(k.l.last_arrival_ns, t + 800000);
+  for (int i = 0; i < 200; i++) {  // then one ACK every 250 µs, one a read: 0.84 ms repaid at 25 µs a read
+    t += 250000;
+    uint64_t before = k.l.last_arrival_ns;
+    wan_link_batch(&k.l, 250000, 1);
+    k.offer(t, 52);
+    EXPECT_GE(k.l.last_arrival_ns - before, 225000u) << i << ": caught up or not, never bunched";
+  }
+  EXPECT_EQ(k.l.last_arrival_ns, t);
+}
+
+// The DropTail queue is frozen too: what was queued at the stall's start is still queued after it, and
+// a packet arriving after the stall waits behind it as if no time had passed.
+TEST(WanLink, AStallFreezesTheBacklog) {
+  wan_params p{};
+  p.rate_bps = 100000000;
+  p.delay_ns = 10 * kMs;
+  Link k(p);
+  for (int i = 0; i < 10; i++) ASSERT_EQ(k.offer(0, 1500), WAN_QUEUED);
+  EXPECT_EQ(wan_link_backlog(&k.l, 600000), 7500u);  // 5 of 10 serialised by 600 µs
+  wan_link_stall(&k.l, 5600000, 5 * kMs);           // frozen from 600 µs to 5.6 ms
+  EXPECT_EQ(wan_link_backlog(&k.l, 5600000), 7500u) << "the stall served nothing";
+  ASSERT_EQ(k.offer(5600000, 1500), WAN_QUEUED);
+  auto due = k.drain(UINT64_MAX - 1);
+  ASSERT_EQ(due.size(), 11u);
+  EXPECT_EQ(due[4], 600000 + 10 * kMs + 5 * kMs) << "served before the stall, released after it";
+  EXPECT_EQ(due[10], 11 * 120000 + 5 * kMs + 10 * kMs) << "the new packet queued behind the frozen ones";
+}
+
+// An idle link has nothing to freeze: a stall changes nothing for later packets, and one that froze
+// the last packet leaves the next, arriving after it was released, on time.
+TEST(WanLink, AStallOnAnIdleLinkChangesNothing) {
+  wan_params p{};
+  p.rate_bps = 100000000;
+  p.delay_ns = 10 * kMs;
+  Link k(p);
+  wan_link_stall(&k.l, 3 * kMs, 3 * kMs);
+  EXPECT_EQ(k.l.st.stall_lag_ns, 0u);
+  ASSERT_EQ(k.offer(4 * kMs, 1500), WAN_QUEUED);
+  EXPECT_EQ(wan_link_next_release(&k.l), 4 * kMs + 120000 + 10 * kMs);
+  wan_link_stall(&k.l, 7 * kMs, 2 * kMs);
+  EXPECT_EQ(k.drain(UINT64_MAX - 1).at(0), 4 * kMs + 120000 + 12 * kMs);
+  ASSERT_EQ(k.offer(30 * kMs, 1500), WAN_QUEUED);
+  EXPECT_EQ(wan_link_next_release(&k.l), 30 * kMs + 120000 + 10 * kMs);
+}
+
 TEST(WanLink, LatenessIsSendTimeMinusReleaseTime) {
   wan_params p{};
   Link k(p);

@@ -34,7 +34,18 @@ static void advance_served(struct wan_link *l, uint64_t now_ns) {
   }
 }
 
+void wan_link_batch(struct wan_link *l, uint64_t span_ns, uint32_t n) {
+  l->spacing_ns = n ? (uint64_t)((double)span_ns / n * (1.0 - WAN_BATCH_CATCH_UP)) : 0;
+}
+
 enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t len, unsigned stream, uint64_t *slot) {
+  if (l->last_arrival_ns && l->last_arrival_ns + l->spacing_ns > now_ns) {
+    uint64_t at = l->last_arrival_ns + l->spacing_ns;
+    if (at > now_ns + WAN_SPACING_MAX_NS) at = now_ns + WAN_SPACING_MAX_NS;
+    if (at - now_ns > l->st.spaced_max_ns) l->st.spaced_max_ns = at - now_ns;
+    now_ns = at;
+  }
+  l->last_arrival_ns = now_ns;
   l->st.pkts_in++;
   l->st.bytes_in += len;
   if (l->p.loss > 0 && uniform01(&l->rng[stream % WAN_LOSS_STREAMS]) < l->p.loss) {
@@ -66,6 +77,20 @@ enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t le
   if (l->backlog_bytes > l->st.max_backlog_bytes) l->st.max_backlog_bytes = l->backlog_bytes;
   if (l->backlog_pkts > l->st.max_backlog_pkts) l->st.max_backlog_pkts = l->backlog_pkts;
   return WAN_QUEUED;
+}
+
+void wan_link_stall(struct wan_link *l, uint64_t now_ns, uint64_t stall_ns) {
+  uint64_t from = now_ns > stall_ns ? now_ns - stall_ns : 0;
+  if (l->head == l->tail && l->busy_until_ns <= from) return; /* idle throughout: nothing to freeze */
+  /* Everything still ahead of each packet at the stall's start (its release; the serialisation of
+   * those not yet served) now lies stall_ns later. Served packets only wait for release. */
+  for (uint64_t i = l->head; i != l->tail; i++) {
+    struct wan_pkt *pk = &l->ring[i & l->mask];
+    pk->release_ns += stall_ns;
+    if (pk->tx_end_ns > from) pk->tx_end_ns += stall_ns;
+  }
+  if (l->busy_until_ns > from) l->busy_until_ns += stall_ns;
+  l->st.stall_lag_ns += stall_ns;
 }
 
 uint64_t wan_link_next_release(const struct wan_link *l) {
