@@ -32,6 +32,7 @@ SND_IP, RCV_IP, XS_IP, XR_IP = "10.80.1.1", "10.80.2.1", "10.80.11.2", "10.80.12
 BUF_MAX = 32 << 20  # tcp_rmem/tcp_wmem maximum in every namespace: the "max buffer" S
 MSS_FRACTION = 1448 / 1500  # TCP payload per 1500-byte IP packet with timestamps: goodput = C · this
 LATE_LIMIT_US = 100  # mean release lateness above this and the emulated path is not the one asked for
+STALL_LAG_LIMIT = 0.01  # the link frozen by host stalls for more of the run than this: the host was measured
 IPERF_BLOCK = 128 * 1024
 PING_PORT, FLOOD_PORT, HTTP_PORT, IPERF_PORT, XIPERF_PORT, SOBASD_PORT = 7001, 7002, 8080, 5201, 5202, 9521
 
@@ -390,6 +391,9 @@ class Bench:
             s = run.emu[side]
             if s["late_mean_us"] >= LATE_LIMIT_US:
                 run.invalid(f"{side}: mean release lateness {s['late_mean_us']:.0f} µs >= {LATE_LIMIT_US}")
+            if s["stall_lag_ms"] > STALL_LAG_LIMIT * run.emu["wall_s"] * 1e3:
+                run.invalid(f"{side}: host stalls ({run.emu['stalls']}) froze the link "
+                            f"{s['stall_lag_ms']:.0f} ms of {run.emu['wall_s']:.1f} s (docs/testbed.md)")
             if s["drop_full"] or s["oversize"] or s["write_errors"]:
                 run.invalid(f"{side}: emulator faults (slots full {s['drop_full']}, oversize {s['oversize']}, "
                             f"write errors {s['write_errors']})")
