@@ -73,14 +73,14 @@ download() {
 # emu_valid NAME: whether the emulated path was the one asked for during NAME's download; prints why not.
 # The host sometimes does not run the emulator for milliseconds at a time (steal time); wanemu then
 # freezes the link over each stall (docs/testbed.md), and a run whose link was frozen for longer
-# than 1% of its time measures the host, not the flow (measured: calm runs 0.2-0.6% with under 100
-# stalls, disturbed ones 0.7-5% with 400-1400 stalls).
+# than 3% of its time measures the host, not the flow (measured, a stall being any release overdue by
+# 1 ms: 0.5-2.2% on a noisy day with 50-360 stalls; the busiest hours reach 5%).
 emu_valid() {
   python3 - "$BATS_TEST_TMPDIR/$1.emu" <<'PY'
 import json, sys
 e = json.load(open(sys.argv[1]))
 why = [f"{d}: host stalls ({e['stalls']}) froze the link {e[d]['stall_lag_ms']:.0f} ms of {e['wall_s']:.1f} s"
-       for d in ("fwd", "rev") if e[d]["stall_lag_ms"] > 0.01 * e["wall_s"] * 1000][:1]
+       for d in ("fwd", "rev") if e[d]["stall_lag_ms"] > 0.03 * e["wall_s"] * 1000][:1]
 why += [f"{d}: mean release lateness {e[d]['late_mean_us']:.0f} us" for d in ("fwd", "rev") if e[d]["late_mean_us"] >= 100]
 print("; ".join(why))
 sys.exit(1 if why else 0)
