@@ -74,7 +74,7 @@ download() {
 # The host sometimes does not run the emulator for milliseconds at a time (steal time); wanemu then
 # freezes the link over each stall (docs/testbed.md), and a run whose link was frozen for longer
 # than 3% of its time measures the host, not the flow (measured, a stall being any release overdue by
-# 1 ms: 0.5-2.2% on a noisy day with 50-360 stalls; the busiest hours reach 5%).
+# 1 ms: 0.3-2.2% on a noisy day with 50-360 stalls; the busiest hours reach 5%).
 emu_valid() {
   python3 - "$BATS_TEST_TMPDIR/$1.emu" <<'PY'
 import json, sys
