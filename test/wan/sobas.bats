@@ -162,7 +162,7 @@ A=77.2
   # 93% whole, 95% held). On this 2-core VM the host stops the emulator for 5-40 ms several times a
   # run, and a stall on a 10 ms buffer beside Poisson cross traffic is followed by a loss episode in
   # about half of the runs; CUBIC then regrows for ~10 s (measured 78-88% of A whole). Runs whose
-  # host interfered less also decided on CUBIC's regrowth plateau at 94-96% of A (92-94% held). So
+  # host interfered less also decided on CUBIC's regrowth plateau, S at 94-97% of A·T (92-94% held). So
   # here: the best of up to 3 valid runs must hold S at >= 93% of A with >= 85% of A whole and held,
   # and every run's numbers are printed. (Plain CUBIC on this path: 66-96% of A.)
   local i

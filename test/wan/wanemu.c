@@ -164,10 +164,11 @@ static int read_batch(struct dir *d) {
 
 /* A stall: a release overdue by more than STALL_NS: the host did not run us (measured on the 2-core
  * VM: 1-40 ms, several a minute under a transfer, with steal time; nice -20 and SCHED_FIFO do not
- * remove them, and FIFO at 1 Gb/s made the mean release lateness 5-30x worse). The link is then frozen over the stall (wan_link_stall) instead of releasing what was
- * due meanwhile at once: a burst of ACKs would make their sender burst into the queue. Spreading the
- * late *arrivals* back over the stall was tried earlier: it made RTT samples shorter than the path's.
- * Stalls are counted and logged, and how long they froze the link reported. */
+ * remove them, and FIFO at 1 Gb/s made the mean release lateness 5-30x worse). The link is then
+ * frozen over the stall (wan_link_stall) instead of releasing what was due meanwhile at once: a burst
+ * of ACKs would make their sender burst into the queue. Spreading the late *arrivals* back over the
+ * stall was tried earlier: it made RTT samples shorter than the path's. Stalls are counted and logged,
+ * and how long they froze the link reported. */
 #define STALL_NS 1000000u
 static uint64_t stalls, stall_max_ns;
 static FILE *stall_log;
@@ -388,8 +389,8 @@ int main(int argc, char **argv) {
   while (!wan_stop) {
     /* Every pass releases all that is due, so a release overdue by more than STALL_NS here means the
      * host did not run us since it was due, whether we were asleep or anywhere in the pass (measured:
-     * an untimed 42 ms hole inside a pass, released as one burst, with the sleep-deadline test seeing
-     * no stall over 6 ms). */
+     * a batch spaced over 37.8 ms, so a hole of ~42 ms between reads, in a run whose sleep-deadline
+     * test saw no stall over 6.3 ms). */
     uint64_t woke = wan_now_ns(), due = wan_link_next_release(&fwd.link), due_rev = wan_link_next_release(&rev.link);
     if (due_rev < due) due = due_rev;
     if (due != UINT64_MAX && woke > due + STALL_NS) {
