@@ -35,6 +35,7 @@ LATE_LIMIT_US = 100  # mean release lateness above this and the emulated path is
 STALL_LAG_LIMIT = 0.03  # the link frozen by host stalls for more of the run than this: the host was measured
 IPERF_BLOCK = 128 * 1024
 PING_PORT, FLOOD_PORT, HTTP_PORT, IPERF_PORT, XIPERF_PORT, SOBASD_PORT = 7001, 7002, 8080, 5201, 5202, 9521
+NO_SOBASD_PORT = 9529  # nothing listens there: the "sobas no sobasd" contender's probe gets no echo
 
 
 # ---------------------------------------------------------------------------------------------
@@ -48,6 +49,9 @@ class Cross:
     mix: bool = True  # udp: Internet-like packet sizes, Poisson arrivals
     window: str = ""  # tcp-buffer: iperf3 -w per stream
     streams: int = 1
+    cc: str = "cubic"  # tcp: the competitor's congestion control
+    start: float = 0.0  # tcp: seconds into the transfer it arrives (0: already there when it starts)
+    duration: float = 0.0  # with start: how long it stays
 
 
 @dataclass
@@ -73,9 +77,11 @@ class Scenario:
 
 # Contender -> how the run is set up. cc: sender congestion control; bufs: "auto" (Linux
 # autotuning from the namespace defaults), "max" (buffers start at the maximum, the paper's
-# non-SOBAS), or a fixed iperf3 -w size; preload: the receiver runs under libsobas.so.
+# non-SOBAS), or a fixed iperf3 -w size; preload: the receiver runs under libsobas.so; no_peer: its
+# side probe asks a port where no sobasd answers (a peer without sobasd: kernel signals after 500 ms).
 CONTENDERS = {
     "sobas": dict(cc="cubic", bufs="auto", preload=True),
+    "sobas no sobasd": dict(cc="cubic", bufs="auto", preload=True, no_peer=True),
     "max buffer": dict(cc="cubic", bufs="max", preload=False),
     "linux default": dict(cc="cubic", bufs="auto", preload=False),
     "bbr": dict(cc="bbr", bufs="auto", preload=False),
@@ -107,6 +113,12 @@ def scenarios(quick):
         Scenario("congested", "congested path: 100 Mb/s, 40 ms, 0.01% loss + a competing CUBIC flow", "100M",
                  1e8, 40, 1.0, "http", 8, Cross("tcp"), loss=0.0001, fair_share=True,
                  paper="congested: S = max must win (3.1 vs 2.4 Mb/s)"),
+        Scenario("competing", "one CUBIC flow keeping a 1-BDP buffer full: 100 Mb/s, 40 ms, no loss", "100M",
+                 1e8, 40, 1.0, "http", 16, Cross("tcp"), fair_share=True),
+        Scenario("arrive-leave", "a CUBIC competitor arrives 10 s in and leaves 15 s later: 100 Mb/s, 40 ms",
+                 "100M", 1e8, 40, 1.0, "http", 48, Cross("tcp", start=10, duration=15)),
+        Scenario("bbr-competitor", "one BBR flow on a 1-BDP buffer: 100 Mb/s, 40 ms, no loss", "100M", 1e8, 40,
+                 1.0, "http", 16, Cross("tcp", cc="bbr"), fair_share=True),
     ]
     if not quick:
         return full
@@ -195,6 +207,11 @@ class Run:
     rtt_p50_ms: float = float("nan")
     rtt_p95_ms: float = float("nan")
     decision_ms: float | None = None
+    # A competitor that arrives and leaves: seconds from its arrival to the flow stepping aside, from
+    # its departure to the flow held again, and the p50 RTT+ over the transfer's last 10 s.
+    aside_s: float | None = None
+    back_s: float | None = None
+    rtt_last10_p50_ms: float | None = None
     emu: dict = field(default_factory=dict)
     series: dict = field(default_factory=dict)  # t, mbps, rtt_t, rtt_ms, win_t, win_bytes
 
@@ -254,9 +271,12 @@ class Bench:
             return [sink, gen]
         srv = self.procs.start(XR, ["iperf3", "-s", "-p", str(XIPERF_PORT)])
         wait_port(XR, XIPERF_PORT)
-        argv = ["iperf3", "-c", XR_IP, "-p", str(XIPERF_PORT), "-t", "0", "-C", "cubic", "-P", str(c.streams)]
+        argv = ["iperf3", "-c", XR_IP, "-p", str(XIPERF_PORT), "-t", str(c.duration or 0), "-C", c.cc,
+                "-P", str(c.streams)]
         if c.kind == "tcp-buffer":
             argv += ["-w", c.window]
+        if c.start:  # arrives during the transfer, which starts right after this returns
+            argv = ["sh", "-c", f'sleep {c.start}; exec "$@"', "competitor"] + argv
         return [srv, self.procs.start(XS, argv)]
 
     def stop_cross(self, procs, sc, tag, run):
@@ -280,7 +300,7 @@ class Bench:
             ping = os.path.join(self.tmp, f"{tag}.ping")
             sh(RCV, [self.exe("wanping"), "--to", f"{SND_IP}:{PING_PORT}", "--duration", "1s", "--out", ping])
             base = statistics.median(r for _, r in read_ping(ping) if r >= 0)
-            cross = self.start_cross(sc, tag)
+            cross = [] if sc.cross and sc.cross.start else self.start_cross(sc, tag)
             time.sleep(3.0)
             t0 = time.monotonic()
             time.sleep(2.0)
@@ -314,7 +334,10 @@ class Bench:
         env = dict(os.environ)
         if spec["preload"]:
             env.update(LD_PRELOAD=self.shim, SOBAS_LOG=log, SOBAS_RING=os.path.join(self.tmp, "sobas.ring"))
+            if spec.get("no_peer"):
+                env.update(SOBAS_PROBE_PORT=str(NO_SOBASD_PORT))
         fixed = spec["bufs"] not in ("auto", "max")
+        self.t_transfer = time.monotonic()
         if sc.tool == "iperf3":
             srv = self.procs.start(RCV, ["iperf3", "-s", "-1", "-p", str(IPERF_PORT)], env=env)
             wait_port(RCV, IPERF_PORT)
@@ -353,7 +376,8 @@ class Bench:
         ping_out = os.path.join(self.tmp, f"{tag}.ping")
         try:
             cross = self.start_cross(sc, tag)
-            time.sleep(1.0 if sc.cross else 0.2)  # cross traffic settles before the flow starts
+            # Cross traffic settles before the flow starts (a competitor due later arrives on its own clock).
+            time.sleep(1.0 if sc.cross and not sc.cross.start else 0.2)
             ping = self.procs.start(RCV, [self.exe("wanping"), "--to", f"{SND_IP}:{PING_PORT}", "--out", ping_out])
             rx0 = retrans_segs(SND)
             t0 = time.monotonic()
@@ -381,6 +405,17 @@ class Bench:
             run.rtt_p50_ms, run.rtt_p95_ms = percentile(inflation, 50), percentile(inflation, 95)
         run.series = self.series(series, pings, log if spec["preload"] else None, t0, t1)
         run.decision_ms = first_decision_ms(log) if spec["preload"] else None
+        c = sc.cross
+        if c and c.start:
+            arrive = self.t_transfer + c.start  # the competitor's clock started with the transfer's (±0.2 s)
+            leave = arrive + c.duration
+            run.series["competitor"] = [round(arrive - t0, 2), round(leave - t0, 2)]
+            last = [r - cal["base_rtt_ms"] for t, r in pings if r >= 0 and t >= t1 - 10]
+            run.rtt_last10_p50_ms = round(percentile(sorted(last), 50), 2) if last else None
+            if spec["preload"]:
+                moves = decisions_mono(log)
+                run.aside_s = next((round(t - arrive, 2) for t, to in moves if t >= arrive and to == "congested"), None)
+                run.back_s = next((round(t - leave, 2) for t, to in moves if t >= leave and to == "decided"), None)
         return run
 
     def validate(self, run, drops):
@@ -518,6 +553,21 @@ def first_decision_ms(log):
     return None
 
 
+def decisions_mono(log):
+    """The bulk flow's decisions as (CLOCK_MONOTONIC seconds, new state): its open line gives t0_ms."""
+    if not os.path.exists(log):
+        return []
+    t0, out = {}, []
+    with open(log) as f:
+        for l in f:
+            d = dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv)
+            if d.get("ev") == "open":
+                t0[d["flow"]] = int(d["t0_ms"])
+            elif d.get("ev") == "decision" and d["flow"] in t0:
+                out.append(((t0[d["flow"]] + int(d["t_ms"])) / 1000, d["to"]))
+    return out
+
+
 def percentile(xs, p):
     k = (len(xs) - 1) * p / 100
     lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
@@ -542,6 +592,8 @@ def summarise(sc, cal, size, runs):
             queue_drops=round(statistics.mean(r.queue_drops for r in ok), 1) if ok else None,
             decision_ms=round(statistics.mean(d), 1) if (d := [r.decision_ms for r in ok
                                                                 if r.decision_ms is not None]) else None,
+            aside_s=[r.aside_s for r in ok], back_s=[r.back_s for r in ok],
+            rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok],
             invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid]))
     return dict(name=sc.name, title=sc.title, paper=sc.paper, C=sc.rate, rtt_ms=sc.rtt_ms,
                 buffer_bdp=sc.buffer_bdp, buffer_bytes=int(sc.bdp_bytes * sc.buffer_bdp), loss=sc.loss,
@@ -587,12 +639,22 @@ def markdown(results):
                 "decision | valid |", "|---|---|---|---|---|---|---|---|---|"]
         for c in s["contenders"]:
             dec = f"{c['decision_ms']:.0f} ms" if c["decision_ms"] is not None else \
-                ("none" if c["contender"] == "sobas" else "—")
+                ("none" if c["contender"].startswith("sobas") else "—")
             goodput = "—" if c["goodput_mbps"] is None else f"{c['goodput_mbps']:.1f} ± {c['goodput_sd_mbps']:.1f}"
             out.append(f"| {c['contender']} | {goodput} | "
                        f"{fmt(c['pct_of_A'])} | {fmt(c['rtt_p50_ms'])} | {fmt(c['rtt_p95_ms'])} | "
                        f"{fmt(c['retrans'])} | {fmt(c['queue_drops'])} | {dec} | "
                        f"{c['valid_runs']}/{c['runs']} |")
+        cross = s["cross"] or {}
+        if cross.get("start"):
+            out += ["", f"The competitor arrives {cross['start']:g} s into the transfer and leaves {cross['duration']:g} s "
+                    "later. Per valid run: seconds from its arrival to stepping aside, from its departure to "
+                    "held again, and the p50 RTT+ of the transfer's last 10 s (ms).", "",
+                    "| contender | aside after (s) | held again after (s) | RTT+ p50, last 10 s |", "|---|---|---|---|"]
+            for c in s["contenders"]:
+                out.append(f"| {c['contender']} | {', '.join(fmt(x) for x in c.get('aside_s', []))} | "
+                           f"{', '.join(fmt(x) for x in c.get('back_s', []))} | "
+                           f"{', '.join(fmt(x) for x in c.get('rtt_last10_p50_ms', []))} |")
         bad = [f"- {c['contender']} {i}" for c in s["contenders"] for i in c["invalid"]]
         if bad:
             out += ["", "Invalid runs (excluded):"] + bad
@@ -638,6 +700,10 @@ def plots(results, outdir):
                 axes[2].set_ylabel("window (KB)")
                 axes[2].set_yscale("log")
         cal = s["calibration"]
+        comp = next((r["series"]["competitor"] for r in first.values() if r["series"].get("competitor")), None)
+        if comp:
+            for a in axes:
+                a.axvspan(*comp, color="orange", alpha=0.12, label="competitor" if a is axes[0] else None)
         axes[0].axhline(cal["A_bps"] / 1e6 / MSS_FRACTION, color="grey", ls="--", lw=0.8, label="A (IP rate)")
         axes[0].set_ylabel("flow IP rate at link exit (Mb/s)")
         axes[1].axhline(cal["base_rtt_ms"], color="grey", ls="--", lw=0.8, label="base RTT")

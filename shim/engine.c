@@ -2,6 +2,7 @@
 #include "sobas/engine.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 void sobas_engine_default_params(struct sobas_engine_params *p) {
@@ -29,6 +30,16 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .s_min = 16384,          /* below this a cap only hurts (a few segments in flight) */
       .s_max = 64u << 20,      /* the caller replaces it by what the kernel really allows */
       .reeval_ns = 0,          /* paper: decide once per transfer */
+      .queue_windows = 5,      /* 10 base RTTs: a loss-based competitor's queue outlasts them (measured: a
+                                  CUBIC flow keeps a 1-BDP buffer 0.4-1 BDP full), a host stall (1-40 ms)
+                                  or a burst of cross traffic does not */
+      .queue_rtt_frac = 0.10,  /* held at 1.02·R·T_base our own queue is ~2% of T; rcv_rtt jitters ~5% */
+      .queue_rtt_min_us = 2000, /* tcpi_rcv_rtt counts whole ms: two ticks */
+      .queue_rate_keep = 0.95, /* held alone the flow makes R ±2%; a 10% queue over R·T leaves it 0.93·R */
+      .resume_frac = 0.90,     /* two flows share about half each: 0.9 of the rate held alone is the path back */
+      .resume_jump = 0.40,     /* a CUBIC flow's share beside another swings ±20-30% over a sawtooth */
+      .resume_backoff_ns = 2000000000,      /* a return that finds the competitor again costs ~1 s at a */
+      .resume_backoff_max_ns = 64000000000, /* reduced rate: doubling bounds what vain returns cost */
   };
 }
 
@@ -98,6 +109,16 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
       e->decided_ns = t_ns;
       e->loss_episodes = 0;
       e->drained = e->held = 0;
+      e->trimmed = e->held_clean = 0;
+      e->clean_run = 0;
+      e->r_held = rate;
+    }
+    if (to == SOBAS_ST_CONGESTED) {
+      /* Stepping aside right after a return that found the path still shared: wait longer next time. */
+      if (e->resumed && (e->backoff_ns *= 2) > e->p.resume_backoff_max_ns) e->backoff_ns = e->p.resume_backoff_max_ns;
+      e->resumed = 0;
+      e->resume_after_ns = t_ns + e->backoff_ns;
+      forget_rates(e);
     }
   }
   e->state = to;
@@ -107,7 +128,9 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
 static int decide(struct sobas_engine *e, struct sobas_action *a, uint64_t rate, uint32_t t_us,
                   enum sobas_reason why, int64_t t_ns) {
   uint64_t s = (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(rate, t_us));
-  return act(e, a, SOBAS_ST_DECIDED, why, 1, clamp_s(e, s), rate, t_us, t_ns);
+  int r = act(e, a, SOBAS_ST_DECIDED, why, 1, clamp_s(e, s), rate, t_us, t_ns);
+  e->r_alone = rate; /* until a standing queue in the first held windows shows it was a competitor's share */
+  return r;
 }
 
 int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params *p, uint64_t cap_bps,
@@ -117,6 +140,7 @@ int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params 
   e->state = SOBAS_ST_SLOW_START;
   e->s = p->s_max;
   e->last_increase_ns = t_ns;
+  e->backoff_ns = p->resume_backoff_ns;
   return sobas_engine_capacity(e, cap_bps, rtt_us, t_ns, a); /* no estimate: uncapped, the window scale large */
 }
 
@@ -152,15 +176,30 @@ static int rtt_above(uint32_t rtt_us, uint32_t base_us, double frac, uint32_t mi
   return rtt_us && base_us && (double)rtt_us >= (1.0 + frac) * base_us && rtt_us >= base_us + min_us;
 }
 
+/* The median of n values. */
+static uint64_t median_of(const uint64_t *x, uint32_t n) {
+  uint64_t v[SOBAS_ENGINE_HISTORY];
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t j = i;
+    for (; j > 0 && v[j - 1] > x[i]; j--) v[j] = v[j - 1];
+    v[j] = x[i];
+  }
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* The median RTT of the last n windows (n <= n_rates): a queue that lasts, not one spike. */
 static uint32_t median_rtt(const struct sobas_engine *e, uint32_t n) {
-  uint32_t v[SOBAS_ENGINE_HISTORY];
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t x = e->rtt_at[e->n_rates - n + i], j = i;
-    for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
-    v[j] = x;
-  }
-  return n % 2 ? v[n / 2] : (uint32_t)(((uint64_t)v[n / 2 - 1] + v[n / 2]) / 2);
+  uint64_t v[SOBAS_ENGINE_HISTORY];
+  for (uint32_t i = 0; i < n; i++) v[i] = e->rtt_at[e->n_rates - n + i];
+  return (uint32_t)median_of(v, n);
+}
+
+/* The least of the last n rates (n <= n_rates). */
+static uint64_t least_rate(const struct sobas_engine *e, uint32_t n) {
+  uint64_t m = UINT64_MAX;
+  for (uint32_t i = e->n_rates - n; i < e->n_rates; i++)
+    if (e->rates[i] < m) m = e->rates[i];
+  return m;
 }
 
 /* Losses the receiver's own TCP shows (out-of-order arrivals): the only loss signal without the probe,
@@ -305,8 +344,78 @@ static void update_held(struct sobas_engine *e, const struct sobas_engine_input 
   e->held = !queue || in->t_ns - e->decided_ns >= (int64_t)e->p.drain_rtts * base * 1000;
 }
 
+/* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through
+ * queue_windows windows while the rate sinks below what S was set for is someone else's, or S was
+ * decided too large for the path. Found in the first held windows, S is trimmed to the rate the flow
+ * gets, so that any excess of our own drains; a queue that still stands after that is kept by an elastic competitor (a
+ * loss-based flow fills whatever buffer it finds), beside which any cap only cedes it more of the
+ * path: step aside. Measured beside one CUBIC flow on a 1-BDP buffer, held at the 30 Mb/s share it
+ * decided on: the RTT never came within 10% of the base for more than 3 windows in a row, and the flow
+ * sank to 17-29 Mb/s while plain CUBIC kept 29. A decision whose first held windows find the queue was
+ * made on a competitor's share: its rate is not what the path gives the flow alone. */
+static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
+  uint32_t k = e->p.queue_windows, base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  if (!e->held || in->rate_bps == 0) return 0;
+  push_rate(e, in->rate_bps, in->rtt_us);
+  if (e->n_rates < k) return 0;
+  uint64_t least_rtt = UINT32_MAX;
+  for (uint32_t i = e->n_rates - k; i < e->n_rates; i++)
+    if (e->rtt_at[i] < least_rtt) least_rtt = e->rtt_at[i];
+  uint64_t r = median_of(e->rates + e->n_rates - k, k);
+  int queue = rtt_above((uint32_t)least_rtt, base, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
+  int sank = (double)r < e->p.queue_rate_keep * (double)e->r_held;
+  if (!queue || !sank) {
+    e->clean_run = !queue && !sank ? e->clean_run + 1 : 0;
+    if (e->clean_run >= k && !e->held_clean) {
+      /* Held alone: a later step aside is a competitor's arrival, and a return that got here was not in vain. */
+      e->held_clean = 1;
+      e->resumed = 0;
+      e->backoff_ns = e->p.resume_backoff_ns;
+    }
+    return 0;
+  }
+  /* A queue that comes after the flow was held alone with none is a newcomer's: no trim, step aside
+   * at once (a newcomer's slow start into an empty buffer ends with it the larger flow; each window
+   * held is share ceded). */
+  if (!e->trimmed && !e->held_clean) {
+    uint64_t s = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(r, base)));
+    act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_STANDING_QUEUE, 1, s, r, base, in->t_ns);
+    e->trimmed = 1;
+    e->r_held = r;
+    e->held = e->drained = 0; /* the new S holds once the window offered for the old one is consumed */
+    e->decided_ns = in->t_ns;
+    e->clean_run = 0;
+    forget_rates(e);
+    return 1;
+  }
+  if (!e->held_clean) e->r_alone = 0;
+  return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_COMPETING, 1, e->p.s_max, r, in->rtt_us, in->t_ns);
+}
+
+/* Stepped aside: search again once the rate says the path is the flow's again, back to resume_frac of
+ * what it held alone or, never held alone, resume_jump above its rate aside; never sooner than the
+ * backoff. The search runs uncapped until it decides, so a return that finds the competitor still there
+ * costs only the held windows that find it again. A flow on a lossy path never gets its rate back this
+ * way and stays aside, as the paper has it. */
+static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
+  const uint32_t recent = 3, before = 8;
+  if (in->rate_bps == 0) return 0;
+  push_rate(e, in->rate_bps, in->rtt_us);
+  uint32_t n = e->n_rates;
+  if (in->t_ns < e->resume_after_ns || n < recent) return 0;
+  uint64_t now = least_rate(e, recent);
+  int back = e->r_alone ? (double)now >= e->p.resume_frac * (double)e->r_alone
+                        : n >= recent + before &&
+                              (double)now >= (1.0 + e->p.resume_jump) *
+                                                 (double)median_of(e->rates + n - recent - before, before);
+  if (!back) return 0;
+  e->resumed = 1;
+  e->last_increase_ns = in->t_ns;
+  return act(e, a, SOBAS_ST_CONG_AVOID, SOBAS_WHY_RESUME, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);
+}
+
 int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
-  if (e->state == SOBAS_ST_CONGESTED) return 0; /* stepped aside for the rest of the transfer */
+  if (e->state == SOBAS_ST_CONGESTED) return aside(e, in, a);
   update_held(e, in);
   if (probe_says_congested(e, in))
     return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us, in->t_ns);
@@ -315,6 +424,7 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
     if (loss_episodes_congest(e, in, !e->held))
       return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us,
                  in->t_ns);
+    if (held_queue(e, in, a)) return 1;
     if (e->p.reeval_ns > 0 && in->t_ns - e->decided_ns >= e->p.reeval_ns) {
       e->last_increase_ns = in->t_ns;
       return act(e, a, SOBAS_ST_CA_GROWING, SOBAS_WHY_REEVALUATE, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);
@@ -337,6 +447,7 @@ const char *sobas_state_name(enum sobas_state s) {
 
 const char *sobas_reason_name(enum sobas_reason r) {
   static const char *const names[] = {"none", "start", "flat-rate", "const-rate-drop", "buffer-limited",
-                                      "rate-drop", "congested", "reevaluate"};
+                                      "rate-drop", "congested", "reevaluate", "standing-queue", "competing",
+                                      "resume"};
   return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }

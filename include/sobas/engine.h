@@ -28,6 +28,9 @@ enum sobas_reason {
   SOBAS_WHY_RATE_DROP,       /* a drop without a plateau before it: slow start ended in loss */
   SOBAS_WHY_CONGESTED,       /* losses whatever the window: step aside */
   SOBAS_WHY_REEVALUATE,      /* a long transfer re-runs the search from the decided S */
+  SOBAS_WHY_STANDING_QUEUE,  /* held, a queue stayed and the rate sank: S trimmed to the rate the flow gets */
+  SOBAS_WHY_COMPETING,       /* the queue stayed after the trim: an elastic competitor keeps it: step aside */
+  SOBAS_WHY_RESUME,          /* stepped aside, the rate came back (the competitor left): search again */
 };
 
 /* Every tolerance the paper leaves open, named; defaults and their reasons in docs/engine.md. */
@@ -47,6 +50,14 @@ struct sobas_engine_params {
   uint64_t s_min;           /* never cap below this many bytes */
   uint64_t s_max;           /* the largest window the kernel gives: S on a congested path */
   int64_t reeval_ns;        /* 0: decide once per transfer; else re-run after this long decided */
+  uint32_t queue_windows;   /* held: a standing queue is one seen in each of this many windows in a row ... */
+  double queue_rtt_frac;    /* ... the least of their RTTs at least this far over the base ... */
+  uint32_t queue_rtt_min_us; /* ... and this many µs over it ... */
+  double queue_rate_keep;   /* ... while their median rate is below this share of the held rate */
+  double resume_frac;       /* stepped aside: the rate is back to this share of what the flow held alone */
+  double resume_jump;       /* ... or (never held alone) this much above the rate it had aside */
+  int64_t resume_backoff_ns; /* the least time aside before searching again; doubles after each vain return */
+  int64_t resume_backoff_max_ns;
 };
 
 void sobas_engine_default_params(struct sobas_engine_params *p);
@@ -75,7 +86,7 @@ struct sobas_action {
   uint32_t rtt_us;       /* the T it used */
 };
 
-#define SOBAS_ENGINE_HISTORY 8
+#define SOBAS_ENGINE_HISTORY 16
 
 struct sobas_engine {
   struct sobas_engine_params p;
@@ -92,6 +103,14 @@ struct sobas_engine {
   uint8_t in_loss;                  /* the last window had out-of-order arrivals: an episode is under way */
   uint8_t drained;                  /* decided, and the last window ended with the offered window down to S */
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
+  uint8_t trimmed;                  /* decided, and S was trimmed once for a standing queue */
+  uint8_t held_clean;               /* decided, and held queue_windows evaluations in a row with no queue and R kept */
+  uint32_t clean_run;               /* how many such evaluations in a row so far */
+  uint8_t resumed;                  /* the search under way came back from stepping aside */
+  uint64_t r_alone;                 /* the rate a decision held with no competitor (0: never seen) */
+  uint64_t r_held;                  /* the rate S was last set from (decision or trim) */
+  int64_t resume_after_ns;          /* stepped aside: no new search before this */
+  int64_t backoff_ns;               /* the current least time aside */
 };
 
 /* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).

@@ -47,6 +47,33 @@ struct Engine {
     return true;
   }
   const sobas_action &last() const { return acts.back(); }
+  // One window of a decided flow whose offered window is down to S (held), at rate mbps and RTT rtt_us.
+  bool held(double mbps, uint32_t rtt_us = kRtt) {
+    t += 2 * (int64_t)rtt_us * 1000;
+    sobas_engine_input in{};
+    in.t_ns = t;
+    in.rate_bps = (uint64_t)(mbps * kMbps);
+    in.rtt_us = rtt_us;
+    in.base_rtt_us = kRtt;
+    in.mss = 1448;
+    in.rcv_wnd = (uint32_t)e.s;
+    sobas_action a{};
+    if (!sobas_engine_feed(&e, &in, &a)) return false;
+    acts.push_back(a);
+    return true;
+  }
+  // Decides at mbps on slow start's flat rate (the path filling: +12.5% RTT).
+  void decide(double mbps) {
+    feed(mbps);
+    feed(mbps, 45000);
+    EXPECT_EQ(e.state, SOBAS_ST_DECIDED);
+  }
+  // Feeds held windows until an action or n windows; returns how many were fed.
+  int held_until_action(int n, double mbps, uint32_t rtt_us) {
+    for (int i = 1; i <= n; i++)
+      if (held(mbps, rtt_us)) return i;
+    return n + 1;
+  }
 };
 
 TEST(Engine, StartsUncappedWithoutACapacityEstimate) {
@@ -639,10 +666,125 @@ TEST(EngineTrace, LossAtTheEndOfSlowStart) {
   EXPECT_EQ(g.last().s, bytes(77 * kMbps, kRtt));
 }
 
+// A decision made beside a loss-based competitor (its share, its queue): held at R·T_base the flow
+// keeps a queue it did not build and sinks to S/RTT. First S is trimmed to that rate (it could have
+// been our own excess); the queue stands still: step aside, S = S_max.
+TEST(Engine, AQueueThatStaysAfterATrimIsACompetitorsStepAside) {
+  Engine g;
+  g.decide(30);
+  const uint64_t s = g.e.s;
+  // The competitor keeps 16-40 ms of queue; our rate is what S allows through it.
+  int n = g.held_until_action(20, 30.0 * 40 / 62, 62000);
+  ASSERT_LE(n, 7) << "one drained window, then queue_windows of queue";
+  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_LT(g.last().s, s);
+  EXPECT_EQ(g.last().s, bytes((uint64_t)(30.0 * 40 / 62 * kMbps), kRtt));
+  n = g.held_until_action(20, 19.35 * 40 / 62, 62000);
+  ASSERT_LE(n, 7);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.last().s, g.p.s_max);
+  EXPECT_EQ(g.e.r_alone, 0u) << "the decided rate was a competitor's share, not the path's";
+}
+
+// Our own excess (decided on a rate above A) is a standing queue too: the trim removes it and the flow
+// stays held at the rate the path gives.
+TEST(Engine, OurOwnExcessIsTrimmedAndHeld) {
+  Engine g;
+  g.decide(60);  // A is 50: S = 60·T keeps 8 ms of queue
+  ASSERT_LE(g.held_until_action(20, 50, 48000), 7);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+  EXPECT_EQ(g.last().s, bytes(50 * kMbps, kRtt));
+  EXPECT_EQ(g.held_until_action(100, 50, kRtt), 101) << "no queue at the trimmed S: held for good";
+  EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  EXPECT_TRUE(g.e.held_clean);
+}
+
+// Host stalls and bursts of cross traffic put a spike in a window or two, not a standing queue.
+TEST(Engine, RttSpikesWhileHeldAreNoStandingQueue) {
+  Engine g;
+  g.decide(50);
+  for (int i = 0; i < 200; i++) EXPECT_FALSE(g.held(i % 4 == 0 ? 35 : 50, i % 4 == 0 ? 80000 : kRtt)) << i;
+  EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+}
+
+// Held alone, then a newcomer fills the buffer: the decided S was right, so no trim: step aside as
+// soon as the queue has stood for queue_windows, keeping the rate held alone for the return.
+TEST(Engine, ANewcomerAfterHeldAloneStepsAsideAtOnce) {
+  Engine g;
+  g.decide(50);
+  EXPECT_EQ(g.held_until_action(20, 50, kRtt), 21);
+  ASSERT_TRUE(g.e.held_clean);
+  ASSERT_LE(g.held_until_action(20, 50.0 * 40 / 70, 70000), 5);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  EXPECT_EQ(g.e.r_alone, 50 * kMbps);
+}
+
+// Stepped aside: the competitor leaves and the rate comes back to what the flow held alone: search
+// again (uncapped) and decide anew. Not before the backoff, and not on the share's swings.
+TEST(Engine, ReturnsWhenTheRateComesBackToWhatItHeldAlone) {
+  Engine g;
+  g.decide(50);
+  g.held_until_action(20, 50, kRtt);
+  g.held_until_action(20, 50.0 * 40 / 70, 70000);
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  EXPECT_FALSE(g.held(47, 60000)) << "within the backoff";
+  EXPECT_FALSE(g.held(47, 60000));
+  for (int i = 0; i < 100; i++) EXPECT_FALSE(g.held(i % 10 < 3 ? 40 : 25, 70000)) << "the share swings " << i;
+  EXPECT_FALSE(g.held(48, 45000));
+  EXPECT_FALSE(g.held(48, 45000));
+  ASSERT_TRUE(g.held(48, 45000));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME);
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  EXPECT_EQ(g.e.s, g.p.s_max) << "the search runs uncapped";
+  // CUBIC alone fills the buffer again: five flat windows with a queue decide.
+  int n = 0;
+  while (!g.feed(48, 46000) && n < 20) n++;
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+  EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+}
+
+// Never held alone, the flow returns on a jump of its rate; a return that finds the competitor again
+// doubles the least time aside.
+TEST(Engine, AVainReturnBacksOff) {
+  Engine g;
+  g.decide(30);
+  g.held_until_action(20, 19.35, 62000);
+  g.held_until_action(20, 12.5, 62000);
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  ASSERT_EQ(g.e.r_alone, 0u);
+  const int64_t backoff = g.e.backoff_ns;
+  while (g.t < g.e.resume_after_ns) EXPECT_FALSE(g.held(30, 70000));
+  for (int i = 0; i < 8; i++) EXPECT_FALSE(g.held(30, 70000));
+  EXPECT_FALSE(g.held(43, 60000));
+  EXPECT_FALSE(g.held(43, 60000));
+  ASSERT_TRUE(g.held(43, 60000));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME);
+  // The competitor is still there: the search decides on the share, the queue stands again.
+  for (int i = 0; i < 6; i++) g.feed(30, 62000);
+  ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  g.held_until_action(20, 19.35, 62000);
+  g.held_until_action(20, 12.5, 62000);
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.e.backoff_ns, 2 * backoff);
+  EXPECT_EQ(g.e.resume_after_ns, g.t + 2 * backoff);
+}
+
+// Random loss steps aside and the rate never comes back: the flow stays aside, uncapped.
+TEST(Engine, ALossyPathStaysAside) {
+  Engine g;
+  g.decide(30);
+  g.held(30, kRtt);
+  for (int i = 0; i < 4; i++) g.feed(i % 2 ? 30 : 29, kRtt, i % 2 ? 0 : 3);
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  for (int i = 0; i < 500; i++) EXPECT_FALSE(g.held(i % 20 < 10 ? 15 : 19)) << i;
+}
+
 TEST(Engine, NamesCoverEveryStateAndReason) {
   for (int s = SOBAS_ST_SLOW_START; s <= SOBAS_ST_CONGESTED; s++)
     EXPECT_STRNE(sobas_state_name((sobas_state)s), "?");
-  for (int r = SOBAS_WHY_NONE; r <= SOBAS_WHY_REEVALUATE; r++) EXPECT_STRNE(sobas_reason_name((sobas_reason)r), "?");
+  for (int r = SOBAS_WHY_NONE; r <= SOBAS_WHY_RESUME; r++) EXPECT_STRNE(sobas_reason_name((sobas_reason)r), "?");
   EXPECT_STREQ(sobas_state_name((sobas_state)42), "?");
 }
 
