@@ -80,7 +80,8 @@ std::string comm_of(const sobas_ring_record &r) { return std::string(r.comm, str
 // What limits the flow now, in words.
 std::string limit_of(const sobas_ring_record &r) {
   if (r.event == SOBAS_EV_CLOSE) return "closed";
-  if (r.state == SOBAS_ST_CONGESTED) return "congested path: TCP";
+  if (r.state == SOBAS_ST_CONGESTED)
+    return r.why == SOBAS_WHY_COMPETING ? "competing flow: TCP" : "congested path: TCP";
   if (r.state == SOBAS_ST_DECIDED) return "window S (sobas)";
   if (r.state >= SOBAS_ST_SLOW_START && r.state <= SOBAS_ST_CA_GROWING)
     return r.s_bytes ? "window S, searching" : "searching";

@@ -595,7 +595,8 @@ def summarise(sc, cal, size, runs):
             aside_s=[r.aside_s for r in ok], back_s=[r.back_s for r in ok],
             rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok],
             invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid]))
-    return dict(name=sc.name, title=sc.title, paper=sc.paper, C=sc.rate, rtt_ms=sc.rtt_ms,
+    return dict(name=sc.name, title=sc.title, paper=sc.paper, run_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                C=sc.rate, rtt_ms=sc.rtt_ms,
                 buffer_bdp=sc.buffer_bdp, buffer_bytes=int(sc.bdp_bytes * sc.buffer_bdp), loss=sc.loss,
                 tool=sc.tool, cross=sc.cross.__dict__ if sc.cross else None, transfer_bytes=size,
                 calibration=cal, contenders=contenders,
@@ -628,6 +629,7 @@ def markdown(results):
     for s in results["scenarios"]:
         cal = s["calibration"]
         out += [f"## {s['name']}: {s['title']}", "",
+                *([f"Run {s['run_at']}.", ""] if s.get("run_at") else []),
                 f"C = {s['C']}b/s, base RTT {cal['base_rtt_ms']:.2f} ms (set {s['rtt_ms']:g}), buffer "
                 f"{s['buffer_bdp']:g} BDP = {s['buffer_bytes'] / 1000:.0f} KB, loss {s['loss']:g}, "
                 f"{s['tool']}, {s['transfer_bytes'] / 1e6:.0f} MB per transfer; cross traffic "
@@ -738,6 +740,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "wan"), help="output folder")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build folder")
     ap.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the scenarios of OUT/results.json that this run does not repeat")
     ap.add_argument("--report", action="store_true",
                     help="no runs: re-render results.md and the plots from OUT/results.json")
     args = ap.parse_args()
@@ -754,6 +758,17 @@ def main():
     signal.signal(signal.SIGTERM, interrupted)
     results = Bench(args).run()
     os.makedirs(args.out, exist_ok=True)
+    merge_from = os.path.join(args.out, "results.json")
+    if args.merge and os.path.exists(merge_from):
+        with open(merge_from) as f:
+            old = json.load(f)
+        ran = {s["name"] for s in results["scenarios"]}
+        order = [s.name for s in scenarios(False)]
+        kept = [s for s in old["scenarios"] if s["name"] not in ran]
+        for s in kept:  # scenarios from before run_at existed carry their run's start
+            s.setdefault("run_at", old["started"])
+        results["scenarios"] = sorted(kept + results["scenarios"],
+                                      key=lambda s: order.index(s["name"]) if s["name"] in order else len(order))
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     write_reports(results, args.out, not args.no_plots)
