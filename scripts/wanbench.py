@@ -495,7 +495,10 @@ class Bench:
             self.procs.stop_all()
             subprocess.run([os.path.join(ROOT, "scripts", "testbed.sh"), "down", "--name", NS],
                            stdout=subprocess.DEVNULL)
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            if self.args.keep:
+                print(f"wanbench: every run's files kept in {self.tmp}")
+            else:
+                shutil.rmtree(self.tmp, ignore_errors=True)
         return results
 
 
@@ -740,6 +743,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "wan"), help="output folder")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build folder")
     ap.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep every run's files (sobas logs, pings, emulator series) in the temporary folder")
     ap.add_argument("--merge", action="store_true",
                     help="keep the scenarios of OUT/results.json that this run does not repeat")
     ap.add_argument("--report", action="store_true",

@@ -30,7 +30,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .s_min = 16384,          /* below this a cap only hurts (a few segments in flight) */
       .s_max = 64u << 20,      /* the caller replaces it by what the kernel really allows */
       .reeval_ns = 0,          /* paper: decide once per transfer */
-      .queue_windows = 5,      /* 10 base RTTs: a loss-based competitor's queue outlasts them (measured: a
+      .queue_windows = 3,      /* 6 base RTTs: a loss-based competitor's queue outlasts them (measured: a
                                   CUBIC flow keeps a 1-BDP buffer 0.4-1 BDP full), a host stall (1-40 ms)
                                   or a burst of cross traffic does not */
       .queue_rtt_frac = 0.10,  /* held at 1.02·R·T_base our own queue is ~2% of T; rcv_rtt jitters ~5% */
