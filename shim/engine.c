@@ -194,6 +194,14 @@ static uint32_t median_rtt(const struct sobas_engine *e, uint32_t n) {
   return (uint32_t)median_of(v, n);
 }
 
+/* The least RTT of the last n windows (n <= n_rates): a queue in every one of them, or not. */
+static uint32_t least_rtt(const struct sobas_engine *e, uint32_t n) {
+  uint32_t m = UINT32_MAX;
+  for (uint32_t i = e->n_rates - n; i < e->n_rates; i++)
+    if (e->rtt_at[i] < m) m = e->rtt_at[i];
+  return m;
+}
+
 /* The least of the last n rates (n <= n_rates). */
 static uint64_t least_rate(const struct sobas_engine *e, uint32_t n) {
   uint64_t m = UINT64_MAX;
@@ -347,22 +355,20 @@ static void update_held(struct sobas_engine *e, const struct sobas_engine_input 
 /* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through
  * queue_windows windows while the rate sinks below what S was set for is someone else's, or S was
  * decided too large for the path. Found in the first held windows, S is trimmed to the rate the flow
- * gets, so that any excess of our own drains; a queue that still stands after that is kept by an elastic competitor (a
- * loss-based flow fills whatever buffer it finds), beside which any cap only cedes it more of the
- * path: step aside. Measured beside one CUBIC flow on a 1-BDP buffer, held at the 30 Mb/s share it
- * decided on: the RTT never came within 10% of the base for more than 3 windows in a row, and the flow
- * sank to 17-29 Mb/s while plain CUBIC kept 29. A decision whose first held windows find the queue was
- * made on a competitor's share: its rate is not what the path gives the flow alone. */
+ * gets, so that any excess of our own drains; a queue that still stands after that is kept by an
+ * elastic competitor (a loss-based flow fills whatever buffer it finds), beside which any cap only
+ * cedes it more of the path: step aside. Measured beside one CUBIC flow on a 1-BDP buffer, held at the
+ * 30 Mb/s share it decided on: the RTT came within 10% of the base only right after the competitor's
+ * losses, and the flow sank to 17-29 Mb/s while plain CUBIC kept 29. A decision whose first held
+ * windows find the queue was made on a competitor's share: its rate is not what the path gives the
+ * flow alone. */
 static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t k = e->p.queue_windows, base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
   if (!e->held || in->rate_bps == 0) return 0;
   push_rate(e, in->rate_bps, in->rtt_us);
   if (e->n_rates < k) return 0;
-  uint64_t least_rtt = UINT32_MAX;
-  for (uint32_t i = e->n_rates - k; i < e->n_rates; i++)
-    if (e->rtt_at[i] < least_rtt) least_rtt = e->rtt_at[i];
   uint64_t r = median_of(e->rates + e->n_rates - k, k);
-  int queue = rtt_above((uint32_t)least_rtt, base, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
+  int queue = rtt_above(least_rtt(e, k), base, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
   int sank = (double)r < e->p.queue_rate_keep * (double)e->r_held;
   if (!queue || !sank) {
     e->clean_run = !queue && !sank ? e->clean_run + 1 : 0;

