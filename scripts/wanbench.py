@@ -638,6 +638,8 @@ def markdown(results):
                 f"{s['tool']}, {s['transfer_bytes'] / 1e6:.0f} MB per transfer; cross traffic "
                 f"{describe_cross(s['cross'])} measured {cal['cross_bps'] / 1e6:.1f} Mb/s; "
                 f"A = {cal['A_bps'] / 1e6:.1f} Mb/s{' (fair share)' if 'fair' in s['title'] else ''}.", ""]
+        if s.get("note"):
+            out += [f"Note: {s['note']}.", ""]
         if s["paper"]:
             out += [f"Paper: {s['paper']}.", ""]
         out += ["| contender | goodput Mb/s | % of A | RTT+ p50 ms | RTT+ p95 ms | retrans | drops | "
