@@ -82,7 +82,7 @@ std::string limit_of(const sobas_ring_record &r) {
   if (r.event == SOBAS_EV_CLOSE) return "closed";
   if (r.state == SOBAS_ST_CONGESTED)
     return r.why == SOBAS_WHY_COMPETING ? "competing flow: TCP" : "congested path: TCP";
-  if (r.state == SOBAS_ST_DECIDED) return "window S (sobas)";
+  if (r.state == SOBAS_ST_DECIDED) return r.why == SOBAS_WHY_LIFT ? "window S, lifted to look" : "window S (sobas)";
   if (r.state >= SOBAS_ST_SLOW_START && r.state <= SOBAS_ST_CA_GROWING)
     return r.s_bytes ? "window S, searching" : "searching";
   return r.role == 2 ? "sender: measured" : "-";

@@ -50,11 +50,15 @@ int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h) {
    * slow start was gone 100 ms later). Locking the buffer stops that. The buffer must still fit S:
    * the kernel doubles SO_RCVBUF and offers a window of buffer × (payload/truesize ≈ 0.6), so asking
    * for 2·S leaves room; above rmem_max the lock would cap the window below S, and the clamp is
-   * re-applied every window instead. */
+   * re-applied every window instead. A lifted S raises a locked buffer with it (never lowers it: a
+   * smaller S needs no smaller buffer). */
   int max = rmem_max();
-  if (!h->locked && max > 0 && s <= (uint64_t)max) {
+  if (max > 0 && (h->locked || s <= (uint64_t)max)) {
     uint64_t want = 2 * s < (uint64_t)max ? 2 * s : (uint64_t)max;
-    if (set_int(fd, SOL_SOCKET, SO_RCVBUF, (int)want) == 0) h->locked = 1;
+    if (want > h->rcvbuf && set_int(fd, SOL_SOCKET, SO_RCVBUF, (int)want) == 0) {
+      h->locked = 1;
+      h->rcvbuf = want;
+    }
   }
   int r = set_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, (int)s);
   if (r == 0) h->s = s;
@@ -76,7 +80,7 @@ int sobas_enforce_verify(int fd, struct sobas_hold *h) {
 int sobas_enforce_release(int fd, struct sobas_hold *h) {
   if (h->locked) {
     int max = rmem_max();
-    if (max > 0) set_int(fd, SOL_SOCKET, SO_RCVBUF, max);
+    if (max > 0 && set_int(fd, SOL_SOCKET, SO_RCVBUF, max) == 0) h->rcvbuf = (uint64_t)max;
   }
   h->s = 0;
   return set_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, RELEASED_CLAMP);

@@ -8,6 +8,7 @@
 struct sobas_hold {
   uint64_t s;        /* bytes the window is held at; 0 = not held */
   uint8_t locked;    /* SO_RCVBUF set: autotuning can no longer move the clamp */
+  uint64_t rcvbuf;   /* the SO_RCVBUF asked for (the kernel doubles it) */
   uint32_t reapplied; /* times the kernel had moved TCP_WINDOW_CLAMP and we set it again */
 };
 

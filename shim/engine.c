@@ -15,6 +15,10 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .headroom = 0.02,        /* measured: held at exactly R·T_base a flow ran at 97% of R (the ACK clock
                                   and cross-traffic jitter add ~1.2 ms to 40 ms); 2% more keeps it near R
                                   for under 1 ms of queue (3% pushed the RTT to +4.6%, near the 5% bar) */
+      .grow_frac = 0.02,       /* the paper's MSS per RTT is 0.06% of S at 1 Gb/s / 20 ms: measured, a start
+                                  cap 26% low (C' = 713 of 1000 Mb/s) took 6 s of a 6 s transfer to grow
+                                  out of; 2% per RTT takes 15 RTTs, and overshoots A·T by at most the ~10%
+                                  of a few RTTs that flat-rate needs to see a queue or S grow */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
       .full_rtt_frac = 0.10,   /* tcpi_rcv_rtt jitters by up to ~5% beside Poisson cross traffic; a full
                                   path's queue grows past that within a window or two */
@@ -40,6 +44,12 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .resume_jump = 0.40,     /* a CUBIC flow's share beside another swings ±20-30% over a sawtooth */
       .resume_backoff_ns = 2000000000,      /* a return that finds the competitor again costs ~1 s at a */
       .resume_backoff_max_ns = 64000000000, /* reduced rate: doubling bounds what vain returns cost */
+      .lift_gain = 0.10,       /* at A a lift queues 10% of T for ~3 windows: under the 5% RTT bar's p50 */
+      .lift_grow = 0.05,       /* held alone the rate keeps ±2% a window (±5% beside Poisson cross traffic):
+                                  both windows 5% up is the path, not noise */
+      .lift_backoff_ns = 1000000000,        /* measured: a 1 Gb/s flow decided at 76% of A in slow start
+                                               (C' 18% low) lost a quarter of its 6 s transfer */
+      .lift_backoff_max_ns = 32000000000,   /* at A, lifts every 32 s queue ~0.1·T for ~1% of the time */
   };
 }
 
@@ -105,6 +115,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
   if (set) e->s = s;
   if (phase(to) != phase(e->state) || why == SOBAS_WHY_REEVALUATE) forget_rates(e);
   if (to != e->state) {
+    e->lifting = 0;
     if (to == SOBAS_ST_DECIDED) {
       e->decided_ns = t_ns;
       e->loss_episodes = 0;
@@ -141,6 +152,7 @@ int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params 
   e->s = p->s_max;
   e->last_increase_ns = t_ns;
   e->backoff_ns = p->resume_backoff_ns;
+  e->lift_backoff_ns = p->lift_backoff_ns;
   return sobas_engine_capacity(e, cap_bps, rtt_us, t_ns, a); /* no estimate: uncapped, the window scale large */
 }
 
@@ -151,7 +163,8 @@ int sobas_engine_capacity(struct sobas_engine *e, uint64_t cap_bps, uint32_t rtt
   return act(e, a, SOBAS_ST_SLOW_START, SOBAS_WHY_START, 1, s, cap_bps, rtt_us, t_ns);
 }
 
-/* S += MSS for every RTT since the last increase (the windows are 2·RTT long, so usually two). */
+/* S grows by max(MSS, grow_frac·S) for every RTT since the last increase (the windows are 2·RTT long,
+ * so usually two). */
 static int grow(struct sobas_engine *e, const struct sobas_engine_input *in, enum sobas_state to,
                 struct sobas_action *a) {
   uint32_t rtt = in->rtt_us ? in->rtt_us : in->base_rtt_us;
@@ -166,7 +179,8 @@ static int grow(struct sobas_engine *e, const struct sobas_engine_input *in, enu
   } else {
     e->last_increase_ns += k * rtt_ns;
   }
-  uint64_t s = e->s + (uint64_t)k * (in->mss ? in->mss : 1448);
+  uint64_t mss = in->mss ? in->mss : 1448, step = (uint64_t)(e->p.grow_frac * (double)e->s);
+  uint64_t s = e->s + (uint64_t)k * (step > mss ? step : mss);
   if (s > e->p.s_max) s = e->p.s_max;
   return act(e, a, to, SOBAS_WHY_BUFFER_LIMITED, 1, s, in->rate_bps, rtt, in->t_ns);
 }
@@ -248,7 +262,7 @@ static int probe_saw_queue(const struct sobas_engine *e, const struct sobas_engi
  * shallow buffer drops the probe's echoes too) and is left to flat-rate / const-rate-drop. */
 static int probe_says_congested(const struct sobas_engine *e, const struct sobas_engine_input *in) {
   if (!in->probe) return 0;
-  if (in->losses && e->held) return 1;
+  if (in->losses && e->held && !e->lifting) return 1;
   /* No echo in the window: its highest RTT is unknown, so "no queue" cannot be claimed. */
   if (in->rtt_max_us == 0) return 0;
   /* The flow's own losses in slow start are its overshoot far more often than not (a shallow buffer
@@ -323,7 +337,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     push_rate(e, in->rate_bps, in->rtt_us); /* the post-drop rate starts the new state's history */
     return 1;
   }
-  /* Buffer limited: grow S by an MSS per RTT (entering state 2 or 4 from 1 or 3). A growing state
+  /* Buffer limited: grow S (entering state 2 or 4 from 1 or 3). A growing state
    * whose flow no longer fills S stops growing and waits for flat-rate. */
   if (!limited) return 0;
   enum sobas_state to = e->state == SOBAS_ST_SLOW_START   ? SOBAS_ST_SS_GROWING
@@ -377,6 +391,7 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
       e->held_clean = 1;
       e->resumed = 0;
       e->backoff_ns = e->p.resume_backoff_ns;
+      e->lift_after_ns = in->t_ns; /* a first lift at once: the decision may have been made low */
     }
     return 0;
   }
@@ -420,6 +435,60 @@ static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, st
   return act(e, a, SOBAS_ST_CONG_AVOID, SOBAS_WHY_RESUME, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);
 }
 
+/* Held alone with no queue, the flow cannot tell a path at A from one with room left: a decision made
+ * low (slow start against an underestimated C', CUBIC's plateau after a loss in a shallow buffer) would
+ * hold that rate for the whole transfer. So, as a window-based flow has to, it looks: S is lifted by
+ * lift_gain; when both windows measured at the lifted S (the one after the lift opens the window) carry
+ * the rate lift_grow higher, the path had room and the next lift follows at once; when they do not, S
+ * ends at (1 + headroom)·R·T_base of the rate the lifted window got, which at A is the paper's S measured
+ * at saturation, and never below the S before the lift (a host stall in those windows is no reason to
+ * hold less). Lifts that find nothing come at doubling intervals. */
+static int lift_due(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  return e->p.lift_gain > 0 && e->held && e->held_clean && e->clean_run >= e->p.queue_windows &&
+         in->t_ns >= e->lift_after_ns && e->s < e->p.s_max;
+}
+
+static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a,
+                      uint64_t r_before) {
+  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  e->s_before_lift = e->s;
+  e->r_before_lift = r_before;
+  e->lifting = 1;
+  return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT, 1, clamp_s(e, (uint64_t)((1.0 + e->p.lift_gain) * e->s)),
+             r_before, base, in->t_ns);
+}
+
+static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
+  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  if (in->rate_bps == 0) return 0; /* an idle window says nothing about the lifted S */
+  push_rate(e, in->rate_bps, in->rtt_us);
+  if (++e->lifting < 4 || e->n_rates < 2) return 0;
+  uint64_t r1 = e->rates[e->n_rates - 2], r2 = e->rates[e->n_rates - 1];
+  uint64_t got = (r1 + r2) / 2, least = r1 < r2 ? r1 : r2;
+  if ((double)least >= (1.0 + e->p.lift_grow) * (double)e->r_before_lift) {
+    /* Room: the flow holds this rate alone; look further at once, and soon again after the next miss. */
+    e->r_alone = e->r_held = got;
+    e->lift_backoff_ns = e->p.lift_backoff_ns;
+    return lift_start(e, in, a, got);
+  }
+  uint64_t s = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(got, base)));
+  if (s < e->s_before_lift) {
+    s = e->s_before_lift;
+  } else {
+    e->r_held = got;
+    if (got > e->r_alone) e->r_alone = got;
+  }
+  e->lifting = 0;
+  e->lift_after_ns = in->t_ns + e->lift_backoff_ns;
+  if ((e->lift_backoff_ns *= 2) > e->p.lift_backoff_max_ns) e->lift_backoff_ns = e->p.lift_backoff_max_ns;
+  /* The queue the lift built drains as the window offered for it is consumed: held again after that. */
+  e->held = e->drained = 0;
+  e->decided_ns = in->t_ns;
+  e->clean_run = 0;
+  forget_rates(e);
+  return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT_END, 1, s, got, base, in->t_ns);
+}
+
 int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   if (e->state == SOBAS_ST_CONGESTED) return aside(e, in, a);
   update_held(e, in);
@@ -427,10 +496,13 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
     return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us, in->t_ns);
   if (e->state == SOBAS_ST_DECIDED) {
     /* Kernel signals: held at R·T we build no queue, so losses now are someone else's. */
-    if (loss_episodes_congest(e, in, !e->held))
+    if (loss_episodes_congest(e, in, !e->held || e->lifting))
       return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us,
                  in->t_ns);
+    if (e->lifting) return lift(e, in, a);
     if (held_queue(e, in, a)) return 1;
+    if (lift_due(e, in)) return lift_start(e, in, a, median_of(e->rates + e->n_rates - e->p.queue_windows,
+                                                               e->p.queue_windows));
     if (e->p.reeval_ns > 0 && in->t_ns - e->decided_ns >= e->p.reeval_ns) {
       e->last_increase_ns = in->t_ns;
       return act(e, a, SOBAS_ST_CA_GROWING, SOBAS_WHY_REEVALUATE, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);
@@ -454,6 +526,6 @@ const char *sobas_state_name(enum sobas_state s) {
 const char *sobas_reason_name(enum sobas_reason r) {
   static const char *const names[] = {"none", "start", "flat-rate", "const-rate-drop", "buffer-limited",
                                       "rate-drop", "congested", "reevaluate", "standing-queue", "competing",
-                                      "resume"};
+                                      "resume", "lift", "lift-end"};
   return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }

@@ -11,9 +11,9 @@ extern "C" {
 /* The six states of the paper's Fig. 8, as docs/engine.md reads them. */
 enum sobas_state {
   SOBAS_ST_SLOW_START = 1, /* initial slow start; S = 1.2·C'·T, or uncapped without C' */
-  SOBAS_ST_SS_GROWING = 2, /* slow start, buffer limited: S += MSS per RTT */
+  SOBAS_ST_SS_GROWING = 2, /* slow start, buffer limited: S grows by max(MSS, grow_frac·S) per RTT */
   SOBAS_ST_CONG_AVOID = 3, /* congestion avoidance (a loss ended slow start) */
-  SOBAS_ST_CA_GROWING = 4, /* congestion avoidance, buffer limited: S += MSS per RTT */
+  SOBAS_ST_CA_GROWING = 4, /* congestion avoidance, buffer limited: as state 2 */
   SOBAS_ST_DECIDED = 5,    /* S = R·T held */
   SOBAS_ST_CONGESTED = 6,  /* congested path: S = S_max, SOBAS steps aside */
 };
@@ -24,13 +24,15 @@ enum sobas_reason {
   SOBAS_WHY_START,           /* initial S = gain·C'·T from the probe's capacity estimate */
   SOBAS_WHY_FLAT_RATE,       /* n almost-equal rates: the flow saturates what is available */
   SOBAS_WHY_CONST_RATE_DROP, /* a significant drop right after 2 almost-equal rates: self-induced loss */
-  SOBAS_WHY_BUFFER_LIMITED,  /* the cap S is what limits the flow: S += MSS per RTT */
+  SOBAS_WHY_BUFFER_LIMITED,  /* the cap S is what limits the flow: S grows */
   SOBAS_WHY_RATE_DROP,       /* a drop without a plateau before it: slow start ended in loss */
   SOBAS_WHY_CONGESTED,       /* losses whatever the window: step aside */
   SOBAS_WHY_REEVALUATE,      /* a long transfer re-runs the search from the decided S */
   SOBAS_WHY_STANDING_QUEUE,  /* held, a queue stayed and the rate sank: S trimmed to the rate the flow gets */
   SOBAS_WHY_COMPETING,       /* the queue stayed after the trim: an elastic competitor keeps it: step aside */
   SOBAS_WHY_RESUME,          /* stepped aside, the rate came back (the competitor left): search again */
+  SOBAS_WHY_LIFT,            /* held alone with no queue a while: S raised by lift_gain to see if the path gives more */
+  SOBAS_WHY_LIFT_END,        /* the lift's rate did not grow: S = R·T of the rate it got (never below the S before) */
 };
 
 /* Every tolerance the paper leaves open, named; defaults and their reasons in docs/engine.md. */
@@ -41,6 +43,7 @@ struct sobas_engine_params {
   uint32_t flat_n_ca;       /* ... in congestion avoidance (paper: 5) */
   double start_gain;        /* initial S = start_gain·C'·T (paper: 1.2) */
   double headroom;          /* decided S = (1 + headroom)·R·T: the window also covers the path's jitter */
+  double grow_frac;         /* buffer limited: S grows by this share of S per RTT, or one MSS if more */
   double limited_frac;      /* buffer limited: R·T_now >= limited_frac·S (the cap is full) */
   double full_rtt_frac;     /* the path is full (for flat-rate): RTT_now >= (1 + this)·T_base, and 2 ms over */
   uint32_t congested_episodes; /* kernel signals: this many loss episodes not of our making => congested ... */
@@ -58,6 +61,10 @@ struct sobas_engine_params {
   double resume_jump;       /* ... or (never held alone) this much above the rate it had aside */
   int64_t resume_backoff_ns; /* the least time aside before searching again; doubles after each vain return */
   int64_t resume_backoff_max_ns;
+  double lift_gain;         /* held alone with no queue: S is raised by this share to test for more (0: never) ... */
+  double lift_grow;         /* ... and the rate grew when both measured windows are this much above the rate before */
+  int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
+  int64_t lift_backoff_max_ns;
 };
 
 void sobas_engine_default_params(struct sobas_engine_params *p);
@@ -96,7 +103,7 @@ struct sobas_engine {
   uint64_t s_at[SOBAS_ENGINE_HISTORY];  /* S when each was measured: did S grow under a flat rate? */
   uint32_t rtt_at[SOBAS_ENGINE_HISTORY]; /* the RTT in each: did the path fill, and for long enough? */
   uint32_t n_rates;
-  int64_t last_increase_ns;         /* when S last grew by MSS */
+  int64_t last_increase_ns;         /* when S last grew */
   int64_t decided_ns;
   uint32_t loss_episodes;           /* kernel signals: loss episodes we did not cause, each close to the last */
   int64_t last_episode_ns;          /* when the last of them began */
@@ -111,6 +118,11 @@ struct sobas_engine {
   uint64_t r_held;                  /* the rate S was last set from (decision or trim) */
   int64_t resume_after_ns;          /* stepped aside: no new search before this */
   int64_t backoff_ns;               /* the current least time aside */
+  uint8_t lifting;                  /* windows since S was lifted (0: not lifting) */
+  uint64_t s_before_lift;           /* S before the lift under way */
+  uint64_t r_before_lift;           /* the rate held before it */
+  int64_t lift_after_ns;            /* no lift before this */
+  int64_t lift_backoff_ns;          /* the current least time between lifts */
 };
 
 /* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).

@@ -45,11 +45,13 @@ std::ostream &operator<<(std::ostream &o, const Decision &d) {
 
 uint64_t num_or(const Fields &f, const char *k, uint64_t dflt) { return f.count(k) ? num(f, k) : dflt; }
 
-// The shim's take_capacity() and steer(): the same inputs from the same log fields, default parameters.
-// The probe's fields are absent from recordings made without it (kernel signals only).
+// The shim's take_capacity() and steer(): the same inputs from the same log fields, default parameters
+// but no lift: these were recorded before the engine lifted S, and a lift changes the rate the path
+// gives, which a recording cannot answer. The probe's fields are absent from recordings made without it.
 std::vector<Decision> replay(const std::vector<Fields> &log) {
   sobas_engine_params p;
   sobas_engine_default_params(&p);
+  p.lift_gain = 0;
   sobas_engine e{};
   std::vector<Decision> out;
   bool started = false;
