@@ -121,6 +121,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
       e->loss_episodes = 0;
       e->drained = e->held = 0;
       e->trimmed = e->held_clean = 0;
+      e->rtt_alone_us = 0;
       e->clean_run = 0;
       e->r_held = rate;
     }
@@ -382,13 +383,19 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
   push_rate(e, in->rate_bps, in->rtt_us);
   if (e->n_rates < k) return 0;
   uint64_t r = median_of(e->rates + e->n_rates - k, k);
-  int queue = rtt_above(least_rtt(e, k), base, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
+  /* Held alone, a queue is measured over the RTT the flow saw then: the base RTT is a whole-ms floor
+   * (tcpi_rcv_rtt) or the handshake's, while the held window's own RTT runs ~0.6 ms over it at 1 Gb/s
+   * / 20 ms (the probe's echoes: 20.6-21 ms), which left 1.2 ms of margin to the 2 ms rule: an emulator
+   * falling behind for 150 ms beside 430 Mb/s of UDP read as a newcomer and stepped aside. */
+  uint32_t ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
+  int queue = rtt_above(least_rtt(e, k), ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
   int sank = (double)r < e->p.queue_rate_keep * (double)e->r_held;
   if (!queue || !sank) {
     e->clean_run = !queue && !sank ? e->clean_run + 1 : 0;
     if (e->clean_run >= k && !e->held_clean) {
       /* Held alone: a later step aside is a competitor's arrival, and a return that got here was not in vain. */
       e->held_clean = 1;
+      e->rtt_alone_us = least_rtt(e, k);
       e->resumed = 0;
       e->backoff_ns = e->p.resume_backoff_ns;
       e->lift_after_ns = in->t_ns; /* a first lift at once: the decision may have been made low */

@@ -113,6 +113,7 @@ struct sobas_engine {
   uint8_t trimmed;                  /* decided, and S was trimmed once for a standing queue */
   uint8_t held_clean;               /* decided, and held queue_windows evaluations in a row with no queue and R kept */
   uint32_t clean_run;               /* how many such evaluations in a row so far */
+  uint32_t rtt_alone_us;            /* the least RTT of the evaluations that made it held_clean (0: none) */
   uint8_t resumed;                  /* the search under way came back from stepping aside */
   uint64_t r_alone;                 /* the rate a decision held with no competitor (0: never seen) */
   uint64_t r_held;                  /* the rate S was last set from (decision or trim) */

@@ -3,6 +3,7 @@
 # without the shim: same exit code, same output, same bytes, and a log that saw each flow.
 
 load helpers
+bats_require_minimum_version 1.5.0  # `run !`
 
 SIZE=$((64 * 1024 * 1024))
 

@@ -748,6 +748,18 @@ TEST(Engine, ANewcomerAfterHeldAloneStepsAsideAtOnce) {
   EXPECT_EQ(g.e.r_alone, 50 * kMbps);
 }
 
+// Held alone at an RTT a little over the base (the ACK clock, a whole-ms base): a queue is measured
+// over that RTT, so a dip 11% over the base but 3.5% over it is no newcomer; a real one still is.
+TEST(Engine, ANewcomersQueueIsMeasuredOverTheRttHeldAlone) {
+  Engine g;
+  g.decide(50);
+  EXPECT_EQ(g.held_until_action(20, 50, kRtt + 3000), 21);
+  ASSERT_TRUE(g.e.held_clean);
+  EXPECT_EQ(g.held_until_action(5, 44, kRtt + 4500), 6) << "1.5 ms over the RTT held alone";
+  ASSERT_LE(g.held_until_action(20, 50.0 * 40 / 70, 70000), 5);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+}
+
 // Stepped aside: the competitor leaves and the rate comes back to what the flow held alone: search
 // again (uncapped) and decide anew. Not before the backoff, and not on the share's swings.
 TEST(Engine, ReturnsWhenTheRateComesBackToWhatItHeldAlone) {

@@ -2,6 +2,7 @@
 # sobas.bats — SOBAS end to end on the emulated WAN: a real download, only the receiver preloaded, against plain CUBIC.
 
 load wan
+bats_require_minimum_version 1.5.0  # `run !`
 
 setup_file() {
   REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
