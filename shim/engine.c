@@ -37,6 +37,10 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .queue_windows = 3,      /* 6 base RTTs: a loss-based competitor's queue outlasts them (measured: a
                                   CUBIC flow keeps a 1-BDP buffer 0.4-1 BDP full), a host stall (1-40 ms)
                                   or a burst of cross traffic does not */
+      .queue_min_ns = 300000000, /* ... and at least 300 ms: at 1 Gb/s / 20 ms three windows are 120 ms,
+                                    which an emulator falling behind on this 2-core host outlasted (a
+                                    held flow trimmed from 954 to 554 Mb/s, another stepped aside, with
+                                    no cross traffic at all) */
       .queue_rtt_frac = 0.10,  /* held at 1.02·R·T_base our own queue is ~2% of T; rcv_rtt jitters ~5% */
       .queue_rtt_min_us = 2000, /* tcpi_rcv_rtt counts whole ms: two ticks */
       .queue_rate_keep = 0.95, /* held alone the flow makes R ±2%; a 10% queue over R·T leaves it 0.93·R */
@@ -377,8 +381,20 @@ static void update_held(struct sobas_engine *e, const struct sobas_engine_input 
  * losses, and the flow sank to 17-29 Mb/s while plain CUBIC kept 29. A decision whose first held
  * windows find the queue was made on a competitor's share: its rate is not what the path gives the
  * flow alone. */
+/* How many evaluations make a standing queue (or a clean hold): queue_windows, and queue_min_ns of them
+ * at two base RTTs each, within the history kept. */
+static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us) {
+  uint32_t k = e->p.queue_windows;
+  if (base_us > 0) {
+    int64_t win_ns = 2 * (int64_t)base_us * 1000;
+    int64_t need = (e->p.queue_min_ns + win_ns - 1) / win_ns;
+    if (need > (int64_t)k) k = (uint32_t)need;
+  }
+  return k < SOBAS_ENGINE_HISTORY ? k : SOBAS_ENGINE_HISTORY;
+}
+
 static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
-  uint32_t k = e->p.queue_windows, base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us, k = queue_span(e, base);
   if (!e->held || in->rate_bps == 0) return 0;
   push_rate(e, in->rate_bps, in->rtt_us);
   if (e->n_rates < k) return 0;
@@ -451,7 +467,8 @@ static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, st
  * at saturation, and never below the S before the lift (a host stall in those windows is no reason to
  * hold less). Lifts that find nothing come at doubling intervals. */
 static int lift_due(const struct sobas_engine *e, const struct sobas_engine_input *in) {
-  return e->p.lift_gain > 0 && e->held && e->held_clean && e->clean_run >= e->p.queue_windows &&
+  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  return e->p.lift_gain > 0 && e->held && e->held_clean && e->clean_run >= queue_span(e, base) &&
          in->t_ns >= e->lift_after_ns && e->s < e->p.s_max;
 }
 
@@ -508,8 +525,10 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
                  in->t_ns);
     if (e->lifting) return lift(e, in, a);
     if (held_queue(e, in, a)) return 1;
-    if (lift_due(e, in)) return lift_start(e, in, a, median_of(e->rates + e->n_rates - e->p.queue_windows,
-                                                               e->p.queue_windows));
+    if (lift_due(e, in)) {
+      uint32_t k = queue_span(e, in->base_rtt_us ? in->base_rtt_us : in->rtt_us);
+      return lift_start(e, in, a, median_of(e->rates + e->n_rates - k, k));
+    }
     if (e->p.reeval_ns > 0 && in->t_ns - e->decided_ns >= e->p.reeval_ns) {
       e->last_increase_ns = in->t_ns;
       return act(e, a, SOBAS_ST_CA_GROWING, SOBAS_WHY_REEVALUATE, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);

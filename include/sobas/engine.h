@@ -54,6 +54,7 @@ struct sobas_engine_params {
   uint64_t s_max;           /* the largest window the kernel gives: S on a congested path */
   int64_t reeval_ns;        /* 0: decide once per transfer; else re-run after this long decided */
   uint32_t queue_windows;   /* held: a standing queue is one seen in each of this many windows in a row ... */
+  int64_t queue_min_ns;      /* ... spanning at least this long (more windows on short paths) ... */
   double queue_rtt_frac;    /* ... the least of their RTTs at least this far over the base ... */
   uint32_t queue_rtt_min_us; /* ... and this many µs over it ... */
   double queue_rate_keep;   /* ... while their median rate is below this share of the held rate */

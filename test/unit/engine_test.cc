@@ -748,6 +748,18 @@ TEST(Engine, ANewcomerAfterHeldAloneStepsAsideAtOnce) {
   EXPECT_EQ(g.e.r_alone, 50 * kMbps);
 }
 
+// A standing queue spans at least 300 ms: on a 40 ms path four windows, not three (a host that falls
+// behind for three windows at 1 Gb/s / 20 ms was read as a newcomer).
+TEST(Engine, AStandingQueueSpansAtLeast300Ms) {
+  Engine g;
+  g.decide(50);
+  EXPECT_EQ(g.held_until_action(20, 50, kRtt), 21);
+  for (int i = 0; i < 3; i++) EXPECT_FALSE(g.held(50.0 * 40 / 70, 70000)) << i;
+  EXPECT_FALSE(g.held(50, kRtt));
+  EXPECT_EQ(g.held_until_action(4, 50.0 * 40 / 70, 70000), 4);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+}
+
 // Held alone at an RTT a little over the base (the ACK clock, a whole-ms base): a queue is measured
 // over that RTT, so a dip 11% over the base but 3.5% over it is no newcomer; a real one still is.
 TEST(Engine, ANewcomersQueueIsMeasuredOverTheRttHeldAlone) {
