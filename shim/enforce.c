@@ -53,12 +53,9 @@ int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h) {
    * re-applied every window instead. A lifted S raises a locked buffer with it (never lowers it: a
    * smaller S needs no smaller buffer). */
   int max = rmem_max();
-  if (max > 0 && (h->locked || s <= (uint64_t)max)) {
+  if (max > 0 && (h->rcvbuf || s <= (uint64_t)max)) {
     uint64_t want = 2 * s < (uint64_t)max ? 2 * s : (uint64_t)max;
-    if (want > h->rcvbuf && set_int(fd, SOL_SOCKET, SO_RCVBUF, (int)want) == 0) {
-      h->locked = 1;
-      h->rcvbuf = want;
-    }
+    if (want > h->rcvbuf && set_int(fd, SOL_SOCKET, SO_RCVBUF, (int)want) == 0) h->rcvbuf = want;
   }
   int r = set_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, (int)s);
   if (r == 0) h->s = s;
@@ -78,7 +75,7 @@ int sobas_enforce_verify(int fd, struct sobas_hold *h) {
 }
 
 int sobas_enforce_release(int fd, struct sobas_hold *h) {
-  if (h->locked) {
+  if (h->rcvbuf) {
     int max = rmem_max();
     if (max > 0 && set_int(fd, SOL_SOCKET, SO_RCVBUF, max) == 0) h->rcvbuf = (uint64_t)max;
   }
@@ -86,4 +83,4 @@ int sobas_enforce_release(int fd, struct sobas_hold *h) {
   return set_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, RELEASED_CLAMP);
 }
 
-const char *sobas_enforce_lever(const struct sobas_hold *h) { return h->locked ? "lock+clamp" : "clamp"; }
+const char *sobas_enforce_lever(const struct sobas_hold *h) { return h->rcvbuf ? "lock+clamp" : "clamp"; }

@@ -7,8 +7,8 @@
 /* What was done to one socket, so the hold can be verified and undone. */
 struct sobas_hold {
   uint64_t s;        /* bytes the window is held at; 0 = not held */
-  uint8_t locked;    /* SO_RCVBUF set: autotuning can no longer move the clamp */
-  uint64_t rcvbuf;   /* the SO_RCVBUF asked for (the kernel doubles it) */
+  uint64_t rcvbuf;   /* the SO_RCVBUF set (the kernel doubles it); 0 = not set. Set, it locks autotuning
+                        out, which can then no longer move the clamp */
   uint32_t reapplied; /* times the kernel had moved TCP_WINDOW_CLAMP and we set it again */
 };
 

@@ -16,7 +16,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   and cross-traffic jitter add ~1.2 ms to 40 ms); 2% more keeps it near R
                                   for under 1 ms of queue (3% pushed the RTT to +4.6%, near the 5% bar) */
       .grow_frac = 0.02,       /* the paper's MSS per RTT is 0.06% of S at 1 Gb/s / 20 ms: measured, a start
-                                  cap 26% low (C' = 713 of 1000 Mb/s) took 6 s of a 6 s transfer to grow
+                                  cap 29% low (C' = 713 of 1000 Mb/s) took 6 s of a 6 s transfer to grow
                                   out of; 2% per RTT takes 15 RTTs, and overshoots A·T by at most the ~10%
                                   of a few RTTs that flat-rate needs to see a queue or S grow */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
@@ -56,6 +56,9 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .lift_backoff_max_ns = 32000000000,   /* at A, lifts every 32 s queue ~0.1·T for ~1% of the time */
   };
 }
+
+/* The T of S = R·T: the path's base RTT, or the RTT now until a base is known. */
+static uint32_t base_rtt(const struct sobas_engine_input *in) { return in->base_rtt_us ? in->base_rtt_us : in->rtt_us; }
 
 static uint64_t window_bytes(uint64_t rate_bps, uint32_t rtt_us) {
   return (uint64_t)((double)rate_bps * rtt_us / 8e6);
@@ -244,17 +247,20 @@ static int loss_episodes_congest(struct sobas_engine *e, const struct sobas_engi
   int loss = kernel_losses(in) != 0, begins = loss && !e->in_loss;
   e->in_loss = (uint8_t)loss;
   if (!begins || ours) return 0;
-  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  uint32_t base = base_rtt(in);
   int64_t span_ns = (int64_t)e->p.congested_span_rtts * base * 1000;
   e->loss_episodes = e->loss_episodes && in->t_ns - e->last_episode_ns <= span_ns ? e->loss_episodes + 1 : 1;
   e->last_episode_ns = in->t_ns;
   return e->loss_episodes >= e->p.congested_episodes;
 }
 
+/* Held at R·T_base and not lifted, the flow keeps no queue of its own: a loss now is the path's. */
+static int no_queue_of_ours(const struct sobas_engine *e) { return e->held && !e->lifting; }
+
 /* With the probe, the window's highest RTT shows whether the flow met a queue (its echoes sample the
  * bottleneck every 10 ms; tcpi_rcv_rtt lags a fast-filling queue by an RTT or more). */
 static int probe_saw_queue(const struct sobas_engine *e, const struct sobas_engine_input *in) {
-  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  uint32_t base = base_rtt(in);
   uint32_t worst = in->rtt_max_us > in->rtt_us ? in->rtt_max_us : in->rtt_us;
   return rtt_above(worst, base, e->p.equal_tol, 1000);
 }
@@ -267,7 +273,7 @@ static int probe_saw_queue(const struct sobas_engine *e, const struct sobas_engi
  * shallow buffer drops the probe's echoes too) and is left to flat-rate / const-rate-drop. */
 static int probe_says_congested(const struct sobas_engine *e, const struct sobas_engine_input *in) {
   if (!in->probe) return 0;
-  if (in->losses && e->held && !e->lifting) return 1;
+  if (in->losses && no_queue_of_ours(e)) return 1;
   /* No echo in the window: its highest RTT is unknown, so "no queue" cannot be claimed. */
   if (in->rtt_max_us == 0) return 0;
   /* The flow's own losses in slow start are its overshoot far more often than not (a shallow buffer
@@ -278,7 +284,7 @@ static int probe_says_congested(const struct sobas_engine *e, const struct sobas
 
 /* States 1-4: looking for the rate the path gives. */
 static int search(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
-  uint32_t t0 = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  uint32_t t0 = base_rtt(in);
   uint32_t n = e->n_rates;
   const uint64_t *r = e->rates;
   int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
@@ -366,21 +372,11 @@ static void update_held(struct sobas_engine *e, const struct sobas_engine_input 
     e->drained = (double)in->rcv_wnd <= (1.0 + e->p.equal_tol) * (double)e->s;
     return;
   }
-  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  uint32_t base = base_rtt(in);
   int queue = in->probe ? probe_saw_queue(e, in) : rtt_above(in->rtt_us, base, e->p.equal_tol, 1000);
   e->held = !queue || in->t_ns - e->decided_ns >= (int64_t)e->p.drain_rtts * base * 1000;
 }
 
-/* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through
- * queue_windows windows while the rate sinks below what S was set for is someone else's, or S was
- * decided too large for the path. Found in the first held windows, S is trimmed to the rate the flow
- * gets, so that any excess of our own drains; a queue that still stands after that is kept by an
- * elastic competitor (a loss-based flow fills whatever buffer it finds), beside which any cap only
- * cedes it more of the path: step aside. Measured beside one CUBIC flow on a 1-BDP buffer, held at the
- * 30 Mb/s share it decided on: the RTT came within 10% of the base only right after the competitor's
- * losses, and the flow sank to 17-29 Mb/s while plain CUBIC kept 29. A decision whose first held
- * windows find the queue was made on a competitor's share: its rate is not what the path gives the
- * flow alone. */
 /* How many evaluations make a standing queue (or a clean hold): queue_windows, and queue_min_ns of them
  * at two base RTTs each, within the history kept. */
 static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us) {
@@ -393,8 +389,19 @@ static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us) {
   return k < SOBAS_ENGINE_HISTORY ? k : SOBAS_ENGINE_HISTORY;
 }
 
-static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
-  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us, k = queue_span(e, base);
+/* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through
+ * queue_span windows while the rate sinks below what S was set for is someone else's, or S was
+ * decided too large for the path. Found in the first held windows, S is trimmed to the rate the flow
+ * gets, so that any excess of our own drains; a queue that still stands after that is kept by an
+ * elastic competitor (a loss-based flow fills whatever buffer it finds), beside which any cap only
+ * cedes it more of the path: step aside. Measured beside one CUBIC flow on a 1-BDP buffer, held at the
+ * 30 Mb/s share it decided on: the RTT came within 10% of the base only right after the competitor's
+ * losses, and the flow sank to 17-29 Mb/s while plain CUBIC kept 29. A decision whose first held
+ * windows find the queue was made on a competitor's share: its rate is not what the path gives the
+ * flow alone. */
+static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t k,
+                      struct sobas_action *a) {
+  uint32_t base = base_rtt(in);
   if (!e->held || in->rate_bps == 0) return 0;
   push_rate(e, in->rate_bps, in->rtt_us);
   if (e->n_rates < k) return 0;
@@ -466,15 +473,14 @@ static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, st
  * ends at (1 + headroom)·R·T_base of the rate the lifted window got, which at A is the paper's S measured
  * at saturation, and never below the S before the lift (a host stall in those windows is no reason to
  * hold less). Lifts that find nothing come at doubling intervals. */
-static int lift_due(const struct sobas_engine *e, const struct sobas_engine_input *in) {
-  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
-  return e->p.lift_gain > 0 && e->held && e->held_clean && e->clean_run >= queue_span(e, base) &&
-         in->t_ns >= e->lift_after_ns && e->s < e->p.s_max;
+static int lift_due(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t k) {
+  return e->p.lift_gain > 0 && e->held && e->held_clean && e->clean_run >= k && in->t_ns >= e->lift_after_ns &&
+         e->s < e->p.s_max;
 }
 
 static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a,
                       uint64_t r_before) {
-  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  uint32_t base = base_rtt(in);
   e->s_before_lift = e->s;
   e->r_before_lift = r_before;
   e->lifting = 1;
@@ -483,10 +489,10 @@ static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *i
 }
 
 static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
-  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  uint32_t base = base_rtt(in);
   if (in->rate_bps == 0) return 0; /* an idle window says nothing about the lifted S */
   push_rate(e, in->rate_bps, in->rtt_us);
-  if (++e->lifting < 4 || e->n_rates < 2) return 0;
+  if (++e->lifting < 4) return 0; /* windows 2 and 3 after the lift are the last two rates */
   uint64_t r1 = e->rates[e->n_rates - 2], r2 = e->rates[e->n_rates - 1];
   uint64_t got = (r1 + r2) / 2, least = r1 < r2 ? r1 : r2;
   if ((double)least >= (1.0 + e->p.lift_grow) * (double)e->r_before_lift) {
@@ -520,15 +526,13 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
     return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us, in->t_ns);
   if (e->state == SOBAS_ST_DECIDED) {
     /* Kernel signals: held at R·T we build no queue, so losses now are someone else's. */
-    if (loss_episodes_congest(e, in, !e->held || e->lifting))
+    if (loss_episodes_congest(e, in, !no_queue_of_ours(e)))
       return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us,
                  in->t_ns);
     if (e->lifting) return lift(e, in, a);
-    if (held_queue(e, in, a)) return 1;
-    if (lift_due(e, in)) {
-      uint32_t k = queue_span(e, in->base_rtt_us ? in->base_rtt_us : in->rtt_us);
-      return lift_start(e, in, a, median_of(e->rates + e->n_rates - k, k));
-    }
+    uint32_t k = queue_span(e, base_rtt(in));
+    if (held_queue(e, in, k, a)) return 1;
+    if (lift_due(e, in, k)) return lift_start(e, in, a, median_of(e->rates + e->n_rates - k, k));
     if (e->p.reeval_ns > 0 && in->t_ns - e->decided_ns >= e->p.reeval_ns) {
       e->last_increase_ns = in->t_ns;
       return act(e, a, SOBAS_ST_CA_GROWING, SOBAS_WHY_REEVALUATE, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);
@@ -537,7 +541,7 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
   }
   /* An idle window (the application paused) says nothing about the path; a LAN-short path is not
    * SOBAS's business (until its base RTT is known, nothing is decided either). */
-  uint32_t base = in->base_rtt_us ? in->base_rtt_us : in->rtt_us;
+  uint32_t base = base_rtt(in);
   if (in->rate_bps == 0 || base < e->p.min_rtt_us) return 0;
   push_rate(e, in->rate_bps, in->rtt_us);
   return search(e, in, a);

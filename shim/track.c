@@ -197,7 +197,7 @@ static void log_decision(const struct sobas_flow *f, const struct sobas_action *
 
 static uint8_t ring_lever(const struct sobas_flow *f) {
   if (f->eng.state == SOBAS_ST_CONGESTED) return 3;
-  return f->hold.s == 0 ? 0 : f->hold.locked ? 2 : 1;
+  return f->hold.s == 0 ? 0 : f->hold.rcvbuf ? 2 : 1;
 }
 
 static uint8_t ring_family(const struct sobas_addr *a) {
