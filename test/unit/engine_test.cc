@@ -695,7 +695,9 @@ TEST(EngineTrace, LossAtTheEndOfSlowStart) {
 
 // A decision made beside a loss-based competitor (its share, its queue): held at R·T_base the flow
 // keeps a queue it did not build and sinks to S/RTT. First S is trimmed to that rate (it could have
-// been our own excess); the queue stands still: step aside, S = S_max.
+// been our own excess); the queue stands still: step aside, S = S_max, even though the rate sinks no
+// further (a window-limited flow's 2·RTT windows alias with its RTT: measured 22.4, 16.2, 22.4 Mb/s,
+// whose median never fell 5% below the trimmed rate).
 TEST(Engine, AQueueThatStaysAfterATrimIsACompetitorsStepAside) {
   Engine g;
   g.decide(30);
@@ -707,7 +709,7 @@ TEST(Engine, AQueueThatStaysAfterATrimIsACompetitorsStepAside) {
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
   EXPECT_LT(g.last().s, s);
   EXPECT_EQ(g.last().s, bytes((uint64_t)(30.0 * 40 / 62 * kMbps), kRtt));
-  n = g.held_until_action(20, 19.35 * 40 / 62, 62000);
+  n = g.held_until_action(20, 19.35, 62000);
   ASSERT_LE(n, 7);
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
   EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
