@@ -446,6 +446,12 @@ class Bench:
             out["windows"] = read_windows(log)
         return out
 
+    def contenders(self, sc):
+        """The scenario's contenders, or those of them --contenders names (a focused experiment)."""
+        if not self.args.contenders:
+            return sc.contenders
+        return [c for c in sc.contenders if c in self.args.contenders.split(",")]
+
     # -- the whole benchmark ---------------------------------------------------------------
 
     def run(self):
@@ -484,7 +490,7 @@ class Bench:
                 runs = []
                 # Interleaved (contender within repeat), so slow drifts hit every contender alike.
                 for rep in range(reps):
-                    for con in sc.contenders:
+                    for con in self.contenders(sc):
                         r = self.run_one(sc, cal, con, rep, size)
                         runs.append(r)
                         print(f"   {con:>14} #{rep}: {r.goodput_bps / 1e6:7.1f} Mb/s  rtt+ p50 "
@@ -581,6 +587,8 @@ def summarise(sc, cal, size, runs):
     contenders = []
     for con in sc.contenders:
         rs = [r for r in runs if r.contender == con]
+        if not rs:  # left out by --contenders
+            continue
         ok = [r for r in rs if r.valid]
         g = [r.goodput_bps for r in ok]
         mean = statistics.mean(g) if g else None
@@ -741,6 +749,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI smoke: two 100 Mb/s scenarios, short, one repeat")
     ap.add_argument("--only", help="comma-separated scenario names")
+    ap.add_argument("--contenders", help="comma-separated contenders to run (default: every one the scenario has)")
     ap.add_argument("--repeats", type=int, help="repeats per contender (default 3, quick 1)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "wan"), help="output folder")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build folder")
@@ -759,6 +768,10 @@ def main():
         return
     if os.geteuid() != 0:
         sys.exit("wanbench: must run as root (namespaces)")
+    known = set(CONTENDERS) | set(SWEEP)
+    bad = [c for c in (args.contenders or "").split(",") if c and c not in known]
+    if bad:
+        sys.exit(f"wanbench: unknown contender(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")
     if args.repeats is not None and args.repeats < 1:
         sys.exit("wanbench: --repeats must be >= 1")
     # Ctrl-C and SIGTERM unwind through the finally blocks: no namespace or process left behind.
