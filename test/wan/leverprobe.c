@@ -1,8 +1,9 @@
-/* leverprobe.c — measures which kernel lever holds a receiver's advertised window at S mid-transfer (TCP_INFO trace). */
+/* leverprobe.c — measures which kernel lever holds a flow at S mid-transfer: the receiver's window, or the sender's rate (TCP_INFO trace). */
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h> /* the kernel's struct tcp_info (pacing, delivery rate, notsent); glibc's is older */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,44 @@ static void apply(int fd, const char *lever, int s) {
     setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &s, sizeof s);
 }
 
+/* Sender levers: "pacing" (SO_MAX_PACING_RATE = cap bytes/s: the kernel's own TCP pacing without fq),
+ * "sndbuf" (SO_SNDBUF = cap: what is in flight plus unsent), "pacing+lowat" (pacing, and at most 128 KiB
+ * unsent in the socket, TCP_NOTSENT_LOWAT). */
+static int is_sender_lever(const char *lever) {
+  return !strcmp(lever, "pacing") || !strcmp(lever, "sndbuf") || !strcmp(lever, "pacing+lowat");
+}
+
+static void apply_sender(int fd, const char *lever, uint64_t cap) {
+  if (!strncmp(lever, "pacing", 6)) {
+    uint64_t rate = cap;
+    if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) < 0) perror("SO_MAX_PACING_RATE");
+  }
+  if (!strcmp(lever, "pacing+lowat")) {
+    int lowat = 128 << 10;
+    setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
+  }
+  if (!strcmp(lever, "sndbuf")) {
+    int b = (int)cap;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
+  }
+}
+
+static void trace_sender(int fd, uint64_t t0, uint64_t *last_acked, uint64_t *last_t) {
+  struct tcp_info i;
+  memset(&i, 0, sizeof i);
+  socklen_t len = sizeof i;
+  getsockopt(fd, IPPROTO_TCP, TCP_INFO, &i, &len);
+  uint64_t now = wan_now_ns();
+  double mbps = (double)(i.tcpi_bytes_acked - *last_acked) * 8 / ((double)(now - *last_t) / 1e9) / 1e6;
+  printf("%.3f %.1f %.1f %.1f %u %u %u %u %u %llu %llu\n", (double)(now - t0) / 1e9, mbps,
+         (double)i.tcpi_pacing_rate * 8 / 1e6, (double)i.tcpi_delivery_rate * 8 / 1e6, i.tcpi_rtt, i.tcpi_min_rtt,
+         i.tcpi_snd_cwnd, i.tcpi_notsent_bytes, i.tcpi_total_retrans,
+         (unsigned long long)i.tcpi_rwnd_limited / 1000, (unsigned long long)i.tcpi_sndbuf_limited / 1000);
+  fflush(stdout);
+  *last_acked = i.tcpi_bytes_acked;
+  *last_t = now;
+}
+
 int main(int argc, char **argv) {
   const char *lever = "none", *to = NULL;
   uint64_t at_ns = 2000000000u, cap = 300000, dur_ns = 6000000000u;
@@ -68,7 +107,25 @@ int main(int argc, char **argv) {
     if (wan_parse_addr(to, &a, &al) < 0) return 2;
     int fd = socket(a.ss_family, SOCK_STREAM, 0);
     if (connect(fd, (struct sockaddr *)&a, al) < 0) return perror("connect"), 1;
-    while (send(fd, buf, sizeof buf, MSG_NOSIGNAL) > 0) {}
+    if (!is_sender_lever(lever)) {
+      while (send(fd, buf, sizeof buf, MSG_NOSIGNAL) > 0) {}
+      return 0;
+    }
+    printf("# t_s acked_mbps pacing_mbps delivery_mbps rtt_us min_rtt_us cwnd notsent retrans rwnd_limited_ms "
+           "sndbuf_limited_ms  lever=%s cap=%llu\n", lever, (unsigned long long)cap);
+    uint64_t t0 = wan_now_ns(), next = t0 + 100000000u, last_acked = 0, last_t = t0;
+    int applied = 0;
+    while (wan_now_ns() - t0 < dur_ns && send(fd, buf, sizeof buf, MSG_NOSIGNAL) > 0) {
+      uint64_t now = wan_now_ns();
+      if (!applied && now - t0 >= at_ns) {
+        apply_sender(fd, lever, cap);
+        applied = 1;
+      }
+      if (now >= next) {
+        trace_sender(fd, t0, &last_acked, &last_t);
+        next += 100000000u;
+      }
+    }
     return 0;
   }
   int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
