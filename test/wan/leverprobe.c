@@ -44,20 +44,13 @@ static void apply(int fd, const char *lever, int s) {
 }
 
 /* Sender levers: "pacing" (SO_MAX_PACING_RATE = cap bytes/s: the kernel's own TCP pacing without fq),
- * "sndbuf" (SO_SNDBUF = cap: what is in flight plus unsent), "pacing+lowat" (pacing, and at most 128 KiB
- * unsent in the socket, TCP_NOTSENT_LOWAT). */
-static int is_sender_lever(const char *lever) {
-  return !strcmp(lever, "pacing") || !strcmp(lever, "sndbuf") || !strcmp(lever, "pacing+lowat");
-}
+ * "sndbuf" (SO_SNDBUF = cap: what is in flight plus unsent). */
+static int is_sender_lever(const char *lever) { return !strcmp(lever, "pacing") || !strcmp(lever, "sndbuf"); }
 
 static void apply_sender(int fd, const char *lever, uint64_t cap) {
-  if (!strncmp(lever, "pacing", 6)) {
+  if (!strcmp(lever, "pacing")) {
     uint64_t rate = cap;
     if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) < 0) perror("SO_MAX_PACING_RATE");
-  }
-  if (!strcmp(lever, "pacing+lowat")) {
-    int lowat = 128 << 10;
-    setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
   }
   if (!strcmp(lever, "sndbuf")) {
     int b = (int)cap;
