@@ -50,8 +50,8 @@ const char *probe_name(uint8_t p) {
   return p < 4 ? n[p] : "?";
 }
 const char *lever_name(uint8_t l) {
-  static const char *const n[] = {"-", "clamp", "lock+clamp", "released"};
-  return l < 4 ? n[l] : "?";
+  static const char *const n[] = {"-", "clamp", "lock+clamp", "released", "pacing"};
+  return l < 5 ? n[l] : "?";
 }
 std::string state_name(uint8_t s) { return s ? sobas_state_name(sobas_state(s)) : "-"; }
 
@@ -82,7 +82,10 @@ std::string limit_of(const sobas_ring_record &r) {
   if (r.event == SOBAS_EV_CLOSE) return "closed";
   if (r.state == SOBAS_ST_CONGESTED)
     return r.why == SOBAS_WHY_COMPETING ? "competing flow: TCP" : "congested path: TCP";
-  if (r.state == SOBAS_ST_DECIDED) return r.why == SOBAS_WHY_LIFT ? "window S, lifted to look" : "window S (sobas)";
+  if (r.state == SOBAS_ST_DECIDED) {
+    std::string held = r.lever == 4 ? "pacing S/T" : "window S";
+    return held + (r.why == SOBAS_WHY_LIFT ? ", lifted to look" : " (sobas)");
+  }
   if (r.state >= SOBAS_ST_SLOW_START && r.state <= SOBAS_ST_CA_GROWING)
     return r.s_bytes ? "window S, searching" : "searching";
   return r.role == 2 ? "sender: measured" : "-";

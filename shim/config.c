@@ -27,6 +27,7 @@ static const struct key keys[] = {
     {"SOBAS_MIN_WINDOW_MS", "min_window_ms", KEY_MS, FIELD(meas.min_window_us), "10"},
     {"SOBAS_MAX_WINDOW_MS", "max_window_ms", KEY_MS, FIELD(meas.max_window_us), "2000"},
     {"SOBAS_POLICY", "policy", KEY_POLICY, FIELD(policy), "sobas"},
+    {"SOBAS_SENDER", "sender", KEY_BOOL, FIELD(sender), "1"},
     {"SOBAS_REEVAL_MS", "reeval_ms", KEY_PERIOD_MS, FIELD(reeval_ms), "0 (decide once)"},
     {"SOBAS_PROBE", "probe", KEY_BOOL, FIELD(probe), "1"},
     {"SOBAS_PROBE_PORT", "probe_port", KEY_PORT, FIELD(probe_port), "9521"},
@@ -41,6 +42,7 @@ void sobas_config_default(struct sobas_config *c) {
   memset(c, 0, sizeof *c);
   c->bulk_bytes = 256 * 1024;
   c->probe = 1;
+  c->sender = 1;
   c->probe_port = SOBAS_PROBE_DEFAULT_PORT;
   sobas_meas_params_default(&c->meas);
 }

@@ -20,6 +20,7 @@ struct sobas_config {
   int track_loopback;             /* SOBAS_TRACK_LOOPBACK: measure flows to 127/8 and ::1 too */
   struct sobas_meas_params meas;  /* SOBAS_MIN_WINDOW_MS, SOBAS_MAX_WINDOW_MS */
   int policy;                     /* SOBAS_POLICY: SOBAS_POLICY_SOBAS, or _OFF (measure, never change a socket) */
+  int sender;                     /* SOBAS_SENDER: steer sending flows too, by pacing them (policy sobas) */
   uint32_t reeval_ms;             /* SOBAS_REEVAL_MS: re-run the search this long after a decision; 0 = never */
   int probe;                      /* SOBAS_PROBE: run the UDP side probe against the peer's sobasd */
   uint32_t probe_port;            /* SOBAS_PROBE_PORT: sobasd's UDP port on the peer */

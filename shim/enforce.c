@@ -1,4 +1,4 @@
-/* enforce.c — TCP_WINDOW_CLAMP held by a locked SO_RCVBUF: the lever measured to keep rcv_wnd at S (docs/kernel-facts.md). */
+/* enforce.c — the levers measured to hold a flow at S (docs/kernel-facts.md): a receiver's TCP_WINDOW_CLAMP held by a locked SO_RCVBUF, a sender's SO_MAX_PACING_RATE. */
 #include "enforce.h"
 
 #include <errno.h>
@@ -62,8 +62,12 @@ int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h) {
   return r;
 }
 
+static int set_pacing(int fd, uint64_t rate) {
+  return libc_setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) == 0 ? 0 : -errno;
+}
+
 int sobas_enforce_verify(int fd, struct sobas_hold *h) {
-  if (h->s == 0) return 0;
+  if (h->s == 0 || h->pace_Bps) return 0;
   int clamp;
   int r = get_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp);
   if (r != 0) return r;
@@ -83,4 +87,23 @@ int sobas_enforce_release(int fd, struct sobas_hold *h) {
   return set_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, RELEASED_CLAMP);
 }
 
-const char *sobas_enforce_lever(const struct sobas_hold *h) { return h->rcvbuf ? "lock+clamp" : "clamp"; }
+int sobas_enforce_pace(int fd, uint64_t s, uint64_t held, uint64_t now, struct sobas_hold *h) {
+  if (s == 0 || held == 0) return -EINVAL;
+  if (now == 0 || now > held) now = held;
+  int r = now == h->pace_Bps ? 0 : set_pacing(fd, now);
+  if (r != 0) return r;
+  h->s = s;
+  h->pace_Bps = now;
+  h->held_Bps = held;
+  return 0;
+}
+
+int sobas_enforce_unpace(int fd, struct sobas_hold *h) {
+  h->s = 0;
+  h->pace_Bps = h->held_Bps = 0;
+  return set_pacing(fd, ~0ULL);
+}
+
+const char *sobas_enforce_lever(const struct sobas_hold *h) {
+  return h->pace_Bps ? "pacing" : h->rcvbuf ? "lock+clamp" : "clamp";
+}

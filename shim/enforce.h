@@ -1,4 +1,4 @@
-/* enforce.h — the one place that knows the kernel lever: holding a receiving socket's advertised window at S. */
+/* enforce.h — the one place that knows the kernel levers: a receiver's advertised window held at S, a sender's rate paced at S/T. */
 #ifndef SOBAS_ENFORCE_H
 #define SOBAS_ENFORCE_H
 
@@ -10,6 +10,8 @@ struct sobas_hold {
   uint64_t rcvbuf;   /* the SO_RCVBUF set (the kernel doubles it); 0 = not set. Set, it locks autotuning
                         out, which can then no longer move the clamp */
   uint32_t reapplied; /* times the kernel had moved TCP_WINDOW_CLAMP and we set it again */
+  uint64_t pace_Bps;  /* a sender: the SO_MAX_PACING_RATE set now, bytes per second; 0 = not paced */
+  uint64_t held_Bps;  /* ... and the rate it holds when no queue is draining */
 };
 
 /* Holds fd's advertised window at s bytes: SO_RCVBUF (when the host's rmem_max allows a buffer that
@@ -17,14 +19,23 @@ struct sobas_hold {
  * so far is never withdrawn; it shrinks to s as data is consumed. Returns 0 or -errno. */
 int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h);
 
-/* After each measurement window of a held flow: re-applies the clamp if the kernel moved it.
+/* After each measurement window of a held receiving flow: re-applies the clamp if the kernel moved it.
  * Returns 1 when it had to, 0 when it held, -errno on failure. */
 int sobas_enforce_verify(int fd, struct sobas_hold *h);
 
 /* S = S_max (a congested path): the clamp opens, a locked buffer goes to the host maximum. */
 int sobas_enforce_release(int fd, struct sobas_hold *h);
 
-/* Name of the lever used, for the log ("lock+clamp" or "clamp"). */
+/* A sending socket held for S = s at held_Bps bytes per second, paced now at now_Bps (at most held_Bps:
+ * lower while a queue drains) with SO_MAX_PACING_RATE, which also turns on the kernel's own TCP pacing
+ * where no fq qdisc paces (docs/kernel-facts.md). Sets the socket only when the pace changes. Returns 0
+ * or -errno. */
+int sobas_enforce_pace(int fd, uint64_t s, uint64_t held_Bps, uint64_t now_Bps, struct sobas_hold *h);
+
+/* A sending socket's S = S_max: no rate limit (the kernel keeps pacing at its own rate). */
+int sobas_enforce_unpace(int fd, struct sobas_hold *h);
+
+/* Name of the lever used, for the log ("lock+clamp", "clamp" or "pacing"). */
 const char *sobas_enforce_lever(const struct sobas_hold *h);
 
 #endif

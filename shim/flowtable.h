@@ -35,6 +35,7 @@ static inline sobas_slot sobas_slot_with_flags(sobas_slot s, unsigned flags) { r
 /* Slot flags: what the application asked of the socket itself (the enforcement layer must respect it). */
 #define SOBAS_FDF_APP_RCVBUF 0x01u
 #define SOBAS_FDF_APP_SNDBUF 0x02u
+#define SOBAS_FDF_APP_PACING 0x04u /* SO_MAX_PACING_RATE: the application paces the flow itself */
 
 #define SOBAS_FD_CHUNK_BITS 12
 #define SOBAS_FD_CHUNK (1u << SOBAS_FD_CHUNK_BITS)
@@ -53,9 +54,11 @@ struct sobas_addr {
 /* Flow flags, guarded by the flow's `busy` lock. */
 #define SOBAS_FLOW_ANNOUNCED 0x01u /* "open" recorded, local address read */
 #define SOBAS_FLOW_BULK 0x02u      /* moved bulk_bytes: measured from now on */
-#define SOBAS_FLOW_ENGINE 0x04u    /* a receiving flow the SOBAS engine steers */
+#define SOBAS_FLOW_ENGINE 0x04u    /* a flow the SOBAS engine steers */
 #define SOBAS_FLOW_PROBED 0x08u    /* the side probe was asked for (it may have given up) */
 #define SOBAS_FLOW_CAP_SEEN 0x10u  /* the probe's final capacity estimate went to the engine */
+#define SOBAS_FLOW_SENDS 0x20u     /* a sending flow the engine steers by pacing (SOBAS_SENDER) */
+#define SOBAS_FLOW_APP_PACED 0x40u /* the application set its own pacing rate: never paced by sobas */
 
 enum sobas_flow_origin { SOBAS_ORIGIN_CONNECT = 0, SOBAS_ORIGIN_ACCEPT = 1, SOBAS_ORIGIN_INHERITED = 2 };
 
@@ -77,7 +80,7 @@ struct sobas_flow {
   uint64_t windows;
   uint64_t app_at_window;   /* app bytes when the current window opened */
   uint64_t app_last_window; /* app bytes the last closed window moved: sizes the check stride */
-  struct sobas_engine eng;  /* SOBAS's decision state (receivers, policy sobas) */
+  struct sobas_engine eng;  /* SOBAS's decision state (policy sobas) */
   struct sobas_hold hold;   /* what the engine's decisions did to the socket */
   uint32_t base_rtt_us;     /* least RTT seen: the T in S = R·T */
   uint32_t probe;           /* side-probe handle (0: none) */

@@ -188,8 +188,8 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
 
 static void log_decision(const struct sobas_flow *f, const struct sobas_action *a, int err) {
   log_flow_line(f, "decision",
-                "from=%s to=%s why=%s s=%llu rate_bps=%llu rtt_us=%u base_rtt_us=%u rcv_wnd=%u lever=%s%s%s",
-                sobas_state_name(a->from), sobas_state_name(a->to), sobas_reason_name(a->why),
+                "role=%s from=%s to=%s why=%s s=%llu rate_bps=%llu rtt_us=%u base_rtt_us=%u rcv_wnd=%u lever=%s%s%s",
+                (f->flags & SOBAS_FLOW_SENDS) ? "sender" : "receiver", sobas_state_name(a->from), sobas_state_name(a->to), sobas_reason_name(a->why),
                 (unsigned long long)(a->set ? a->s : f->eng.s), (unsigned long long)a->rate_bps, a->rtt_us,
                 f->base_rtt_us, f->last.rcv_wnd, a->set && a->s >= f->eng.p.s_max ? "release" : sobas_enforce_lever(&f->hold),
                 err ? " error=" : "", err ? strerror(-err) : "");
@@ -197,7 +197,7 @@ static void log_decision(const struct sobas_flow *f, const struct sobas_action *
 
 static uint8_t ring_lever(const struct sobas_flow *f) {
   if (f->eng.state == SOBAS_ST_CONGESTED) return 3;
-  return f->hold.s == 0 ? 0 : f->hold.rcvbuf ? 2 : 1;
+  return f->hold.s == 0 ? 0 : f->hold.pace_Bps ? 4 : f->hold.rcvbuf ? 2 : 1;
 }
 
 static uint8_t ring_family(const struct sobas_addr *a) {
@@ -270,10 +270,37 @@ static void log_probe_status(const struct sobas_flow *f, const struct sobas_prob
                 (unsigned long long)v->lost_total);
 }
 
+/* The rate a sender held for S paces at. S = (1 + headroom)·R·T leaves a window-limited flow a little
+ * slack that its ACK clock turns into at most headroom·T of queue; a pacer has no such clock, and any
+ * rate above A queues without bound (measured at 100 Mb/s, 40 ms: paced at S/T = 1.02·A the RTT climbed
+ * from 58 to 79 ms in 4 s, to a loss). So it paces half the headroom below R: R measured at saturation
+ * is A within ~0.5% window to window; 1% below it keeps the queue empty (2% below cost 2% of A). */
+static uint64_t pace_rate(const struct sobas_flow *f, uint64_t s, uint32_t t_us) {
+  double h = f->eng.p.headroom;
+  return (uint64_t)((double)s * 1e6 / t_us / (1.0 + h) * (1.0 - h / 2));
+}
+
+/* A paced sender has no ACK clock to bound a queue: slow start's or a lift's would drain at only 1% of R
+ * (measured: 1.4 s for slow start's 33 ms at 100 Mb/s), and a path that slows (cross traffic, a host
+ * that stalls the emulated link) queues whatever it no longer carries. So while its RTT shows a queue
+ * (1 ms or 2.5% over the base) the pace is lowered, for the next window (two RTTs), by the queue's share
+ * of those two RTTs, which empties it by the window's end. Not during a lift: that queue is the lift's
+ * question. */
+static uint64_t pace_now(const struct sobas_flow *f, uint64_t held, uint32_t t_us) {
+  uint32_t rtt = f->last.rtt_us, margin = t_us / 40 > 1000 ? t_us / 40 : 1000;
+  if (f->eng.lifting || rtt <= t_us + margin) return held;
+  return (uint64_t)((double)held * (rtt + t_us) / (2.0 * rtt));
+}
+
 static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   int err = 0;
   /* S = S_max (congested, or the start cap lifted): the window opens as far as the kernel allows. */
-  if (a->set)
+  if (a->set && (f->flags & SOBAS_FLOW_SENDS)) {
+    uint32_t t = f->base_rtt_us ? f->base_rtt_us : a->rtt_us;
+    uint64_t held = pace_rate(f, a->s, t);
+    err = a->s >= f->eng.p.s_max ? sobas_enforce_unpace(fd, &f->hold)
+                                 : sobas_enforce_pace(fd, a->s, held, pace_now(f, held, t), &f->hold);
+  } else if (a->set)
     err = a->s >= f->eng.p.s_max ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a->s, &f->hold);
   f->last_why = (uint8_t)a->why;
   if (logging()) log_decision(f, a, err);
@@ -354,32 +381,58 @@ static void probe_window(struct sobas_flow *f, struct sobas_probe_view *v, int l
   }
 }
 
-/* One closed window of a receiving flow through the SOBAS engine, and its decision onto the socket.
- * With an active probe the engine sees the probe's RTT and forward-path loss; without, the kernel's. */
-static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, const struct sobas_probe_view *pv) {
+/* A receiving flow's engine input from one closed window. With an active probe the engine sees the
+ * probe's RTT and forward-path loss; without, the kernel's. */
+static struct sobas_engine_input receiver_input(struct sobas_flow *f, const struct sobas_window *w,
+                                                const struct sobas_probe_view *pv) {
   learn_base_rtt(f);
   int probing = pv->status == SOBAS_PROBE_ACTIVE;
   if (probing && pv->rtt_min_us && pv->rtt_min_us < f->base_rtt_us) f->base_rtt_us = pv->rtt_min_us;
   uint32_t rtt = f->last.rcv_rtt_us ? f->last.rcv_rtt_us : w->rtt_us;
   if (probing && pv->echoes) rtt = pv->rtt_avg_us;
-  struct sobas_action a;
-  int64_t t = w->t_end_ns - f->t_open_ns;
-  engine_begin(f, rtt, w->t_start_ns - f->t_open_ns);
-  f->last_rtt_us = rtt;
   f->lost_total += probing ? pv->lost : w->ooopack;
-  struct sobas_engine_input in = {.t_ns = t,
-                                  .rate_bps = w->rx_rate_bps,
-                                  .rtt_us = rtt,
-                                  .base_rtt_us = f->base_rtt_us,
-                                  .mss = f->last.rcv_mss,
-                                  .rtt_max_us = probing ? pv->rtt_max_us : 0,
-                                  .losses = probing ? pv->lost : w->ooopack,
-                                  .ooo = probing ? w->ooopack : 0,
-                                  .probe = (uint8_t)probing,
-                                  .rcv_wnd = f->last.rcv_wnd};
+  return (struct sobas_engine_input){.t_ns = w->t_end_ns - f->t_open_ns,
+                                     .rate_bps = w->rx_rate_bps,
+                                     .rtt_us = rtt,
+                                     .base_rtt_us = f->base_rtt_us,
+                                     .mss = f->last.rcv_mss,
+                                     .rtt_max_us = probing ? pv->rtt_max_us : 0,
+                                     .losses = probing ? pv->lost : w->ooopack,
+                                     .ooo = probing ? w->ooopack : 0,
+                                     .probe = (uint8_t)probing,
+                                     .rcv_wnd = f->last.rcv_wnd};
+}
+
+/* A sending flow's engine input: the sender sees its own delivery (bytes acked), its smoothed RTT in
+ * µs, the least RTT since the handshake, and its retransmissions as losses. It has no offered window
+ * to drain: a paced rate holds at once, so "held" comes from the RTT (engine.c, update_held). */
+static struct sobas_engine_input sender_input(struct sobas_flow *f, const struct sobas_window *w) {
+  uint32_t m = f->last.min_rtt_us;
+  if (m > 0 && m < 60000000u && (f->base_rtt_us == 0 || m < f->base_rtt_us)) f->base_rtt_us = m;
+  f->lost_total += w->retrans;
+  return (struct sobas_engine_input){.t_ns = w->t_end_ns - f->t_open_ns,
+                                     .rate_bps = w->tx_rate_bps,
+                                     .rtt_us = f->last.rtt_us ? f->last.rtt_us : w->rtt_us,
+                                     .base_rtt_us = f->base_rtt_us,
+                                     .mss = f->last.snd_mss,
+                                     .losses = w->retrans};
+}
+
+/* One closed window of a steered flow through the SOBAS engine, and its decision onto the socket. */
+static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, const struct sobas_probe_view *pv) {
+  struct sobas_engine_input in = (f->flags & SOBAS_FLOW_SENDS) ? sender_input(f, w) : receiver_input(f, w, pv);
+  struct sobas_action a;
+  engine_begin(f, in.rtt_us, w->t_start_ns - f->t_open_ns);
+  f->last_rtt_us = in.rtt_us;
   if (!sobas_engine_feed(&f->eng, &in, &a)) {
-    /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked). */
-    if (f->hold.s) sobas_enforce_verify(fd, &f->hold);
+    /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked); a
+     * paced sender drains whatever queue the window ended with. */
+    if (f->hold.pace_Bps) {
+      uint32_t t = f->base_rtt_us ? f->base_rtt_us : in.rtt_us;
+      sobas_enforce_pace(fd, f->hold.s, f->hold.held_Bps, pace_now(f, f->hold.held_Bps, t), &f->hold);
+    } else if (f->hold.s) {
+      sobas_enforce_verify(fd, &f->hold);
+    }
     return;
   }
   apply(fd, f, &a);
@@ -409,8 +462,15 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     f->app_last_window = total - f->app_at_window;
     f->app_at_window = total;
     struct sobas_probe_view pv;
-    int steered = role == SOBAS_ROLE_RECEIVER && sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS;
+    int sobas = sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS;
+    int steered = sobas && role == SOBAS_ROLE_RECEIVER && !(f->flags & SOBAS_FLOW_SENDS);
+    /* A sending flow is steered from its first window on, as a sender for good (a flow whose role
+     * flips would otherwise have its engine fed two kinds of window); never one the application paces
+     * itself. */
+    if (sobas && sobas_proc.cfg.sender && role == SOBAS_ROLE_SENDER && !(f->flags & SOBAS_FLOW_ENGINE))
+      f->flags |= SOBAS_FLOW_SENDS;
     if (steered) probe_open(fd, f);
+    steered |= (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED)) == SOBAS_FLOW_SENDS;
     probe_window(f, &pv, 0);
     f->last_rate_bps = role == SOBAS_ROLE_SENDER ? w.tx_rate_bps : w.rx_rate_bps;
     if (steered) steer(fd, f, &w, &pv);
@@ -433,6 +493,7 @@ static uint64_t stride_of(const struct sobas_flow *f) {
 void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s) {
   KEEP_ERRNO;
   if (!active() || !try_lock(f)) return;
+  if (sobas_slot_flags(s) & SOBAS_FDF_APP_PACING) f->flags |= SOBAS_FLOW_APP_PACED;
   uint64_t total = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED) + __atomic_load_n(&f->app[1], __ATOMIC_RELAXED);
   if (!(f->flags & SOBAS_FLOW_ANNOUNCED)) announce(fd, f);
   uint64_t probe_at = sobas_proc.cfg.bulk_bytes / 4;
@@ -566,11 +627,14 @@ void sobas_track_accept(int lfd, int nfd, const struct sockaddr *addr, const soc
 
 void sobas_track_setsockopt(int fd, int level, int name) {
   KEEP_ERRNO;
-  if (!active() || level != SOL_SOCKET || (name != SO_RCVBUF && name != SO_SNDBUF)) return;
+  if (!active() || level != SOL_SOCKET || (name != SO_RCVBUF && name != SO_SNDBUF && name != SO_MAX_PACING_RATE))
+    return;
   sobas_slot s = sobas_ft_get(&sobas_proc.ft, fd);
   unsigned k = sobas_slot_kind(s);
   if (k != SOBAS_FD_TCP && k != SOBAS_FD_FLOW && k != SOBAS_FD_SKIP) return;
-  unsigned flag = name == SO_RCVBUF ? SOBAS_FDF_APP_RCVBUF : SOBAS_FDF_APP_SNDBUF;
+  unsigned flag = name == SO_RCVBUF   ? SOBAS_FDF_APP_RCVBUF
+                  : name == SO_SNDBUF ? SOBAS_FDF_APP_SNDBUF
+                                      : SOBAS_FDF_APP_PACING;
   sobas_ft_cas(&sobas_proc.ft, fd, s, sobas_slot_with_flags(s, flag)); /* a lost race only loses the note */
 }
 

@@ -11,7 +11,7 @@ extern "C" {
 
 #define SOBAS_RING_MAGIC 0x31474e5253424f53ull /* "SOBSRNG1", little-endian */
 #define SOBAS_RING_ABI_MAJOR 1                 /* a reader refuses another major */
-#define SOBAS_RING_ABI_MINOR 0                 /* fields appended in a minor keep the record size */
+#define SOBAS_RING_ABI_MINOR 1                 /* fields or values added in a minor keep the record size; 1: lever 4 */
 #define SOBAS_RING_HEADER_SIZE 4096
 #define SOBAS_RING_RECORD_SIZE 256
 #define SOBAS_RING_CAPACITY 8192               /* records: 2 MiB, a power of two */
@@ -63,7 +63,7 @@ struct sobas_ring_record {
   uint8_t why;              /* enum sobas_reason of the last decision */
   uint8_t probe;            /* enum sobas_probe_status: 0 off, 1 pending, 2 active, 3 none */
   uint8_t probe_why;        /* why the probe gave up (3) */
-  uint8_t lever;            /* 0 none, 1 clamp, 2 lock+clamp, 3 released */
+  uint8_t lever;            /* 0 none, 1 clamp, 2 lock+clamp, 3 released, 4 pacing (a sender; minor 1) */
   uint16_t lport, rport;
   uint8_t laddr[16], raddr[16]; /* IPv4 in the first 4 bytes */
   uint32_t reserved1;

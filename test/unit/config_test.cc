@@ -153,6 +153,16 @@ TEST_F(ConfigTest, UnknownPolicyWarnsAndKeepsSobas) {
   EXPECT_NE(g_warnings[0].find("SOBAS_POLICY=\"bbr\" is not a policy (sobas, off)"), std::string::npos);
 }
 
+TEST_F(ConfigTest, SendersAreSteeredUnlessTurnedOff) {
+  EXPECT_EQ(c.sender, 1);
+  EXPECT_EQ(sobas_config_set(&c, "SOBAS_SENDER", "0", collect, nullptr), 0);
+  EXPECT_EQ(c.sender, 0);
+  EXPECT_EQ(sobas_config_set(&c, "sender", "maybe", collect, nullptr), -1);
+  EXPECT_EQ(c.sender, 0);
+  ASSERT_EQ(g_warnings.size(), 1u);
+  EXPECT_NE(g_warnings[0].find("SOBAS_SENDER"), std::string::npos);
+}
+
 TEST_F(ConfigTest, ReevaluationPeriodAllowsZeroAndRejectsJunk) {
   EXPECT_EQ(sobas_config_set(&c, "SOBAS_REEVAL_MS", "30000", collect, nullptr), 0);
   EXPECT_EQ(c.reeval_ms, 30000u);

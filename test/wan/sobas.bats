@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# sobas.bats — SOBAS end to end on the emulated WAN: a real download, only the receiver preloaded, against plain CUBIC.
+# sobas.bats — SOBAS end to end on the emulated WAN: a real download, the receiver (or the server) preloaded, against plain CUBIC.
 
 load wan
 bats_require_minimum_version 1.5.0  # `run !`
@@ -20,6 +20,15 @@ setup_file() {
   # No sobasd here: these are the engine's kernel-signal bars (the probe fails over to them within
   # 500 ms); the probe's own end-to-end checks are probe.bats.
   wan_serve "$BATS_FILE_TMPDIR"
+  # The same files from a preloaded server (its sending flows steered), logging to SERVER_LOG.
+  export SERVER_LOG=$BATS_FILE_TMPDIR/server.log
+  head -c 100M /dev/urandom > "$BATS_FILE_TMPDIR/random"
+  ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$SERVER_LOG" \
+    python3 -m http.server 8081 --bind 10.80.1.1 -d "$BATS_FILE_TMPDIR" >/dev/null 2>&1 3>&- &
+  disown
+  for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8081' | grep -q LISTEN && return 0; sleep 0.05; done
+  echo "the preloaded HTTP server did not start" >&2
+  return 1
 }
 
 teardown_file() {
@@ -55,7 +64,8 @@ competitor_stop() {
 # download NAME plain|sobas|off LIMIT_BYTES LOSS CROSS_RATE [FILE]: one download across the
 # 100 Mb/s, 40 ms path; leaves NAME.{log,ping,result} in the test's tmpdir, the result as
 # "bytes seconds retrans_total retrans_at_decision". COMPETITOR="START DURATION CC" adds a competing
-# TCP flow (START 0: already filling the buffer when the download starts).
+# TCP flow (START 0: already filling the buffer when the download starts); PORT=8081 asks the
+# preloaded server instead of the plain one; OUT=FILE keeps what was downloaded.
 download() {
   local name=$1 mode=$2 limit=$3 loss=$4 cross=$5 file=${6:-file} dir=$BATS_TEST_TMPDIR
   rm -f "$dir/ready" "$dir/$name".*  # a repeated attempt starts afresh (the shim appends to its log)
@@ -90,8 +100,8 @@ download() {
     *) env=(env) ;;
   esac
   local out
-  out=$(ip netns exec "$TB-rcv" "${env[@]}" curl -sS --fail -o /dev/null -w '%{size_download} %{time_total}' \
-    "http://10.80.1.1:8080/$file")
+  out=$(ip netns exec "$TB-rcv" "${env[@]}" curl -sS --fail -o "${OUT:-/dev/null}" -w '%{size_download} %{time_total}' \
+    "http://10.80.1.1:${PORT:-8080}/$file")
   local r1
   r1=$(retrans)
   kill "$ping" $flood; wait "$ping" $flood 2>/dev/null || true
@@ -328,5 +338,37 @@ print(f"aside after {aside:.2f} s, held again {back:.2f} s after the departure; 
       f"{len(last) / 100:.1f} s {p50:.1f} ms")
 assert len(last) >= 200, "under 2 s of transfer after the return: the file is too small for this host"
 assert p50 <= 40 * 1.10, "a queue stands after the return"
+PY
+}
+
+# Only the server preloaded (an upload's or a server's case): the sending flow is paced at the rate it
+# decides on. Bars with margins: decided as a sender, paced; the file byte-exact; the RTT held near the
+# base where plain CUBIC doubles it; goodput near plain's (measured 0.99x, RTT+ 0.7 ms against 26.6 ms).
+@test "a preloaded server paces its sending flow: no queue, near plain's goodput, every byte intact" {
+  valid_download serve-plain plain 1000000 0 0 random
+  : > "$SERVER_LOG"
+  OUT=$BATS_TEST_TMPDIR/got PORT=8081 valid_download serve plain 1000000 0 0 random
+  cmp "$BATS_FILE_TMPDIR/random" "$BATS_TEST_TMPDIR/got"
+  python3 - "$BATS_TEST_TMPDIR" "$SERVER_LOG" <<'PY'
+import statistics, sys
+d, server_log = sys.argv[1], sys.argv[2]
+def goodput(n):
+    size, secs, *_ = open(f"{d}/{n}.result").read().split()
+    return int(size) * 8 / float(secs) / 1e6
+def p50(n):
+    return statistics.median(float(l.split()[2]) / 1000 for l in open(f"{d}/{n}.ping") if float(l.split()[2]) >= 0)
+log = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(server_log)]
+last = max(int(x["flow"]) for x in log if x.get("ev") == "open")  # an invalid attempt's flow came before
+dec = [x for x in log if x.get("ev") == "decision" and int(x["flow"]) == last]
+for x in dec:
+    print("  " + " ".join(f"{k}={x[k]}" for k in ("t_ms", "role", "from", "to", "why", "s", "rate_bps", "lever")))
+plain, sobas = goodput("serve-plain"), goodput("serve")
+print(f"plain {plain:.1f} Mb/s RTT p50 {p50('serve-plain'):.1f} ms; preloaded server {sobas:.1f} Mb/s "
+      f"RTT p50 {p50('serve'):.1f} ms")
+held = [x for x in dec if x["to"] == "decided"]
+assert held and all(x["role"] == "sender" and x["lever"] == "pacing" for x in held), "not decided and paced as a sender"
+assert p50("serve-plain") >= 40 * 1.3, "plain CUBIC did not fill the 2-BDP buffer: the path is not the one asked for"
+assert p50("serve") <= 40 * 1.10, "a queue stands beside the paced sender"
+assert sobas >= 0.85 * plain, "the paced sender far below plain"
 PY
 }
