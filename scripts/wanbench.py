@@ -77,17 +77,20 @@ class Scenario:
 
 # Contender -> how the run is set up. cc: sender congestion control; bufs: "auto" (Linux
 # autotuning from the namespace defaults), "max" (buffers start at the maximum, the paper's
-# non-SOBAS), or a fixed iperf3 -w size; preload: the receiver runs under libsobas.so; no_peer: its
-# side probe asks a port where no sobasd answers (a peer without sobasd: kernel signals after 500 ms).
+# non-SOBAS), or a fixed iperf3 -w size; preload: which end runs under libsobas.so (receiver, sender,
+# both, or None); no_peer: the receiver's side probe asks a port where no sobasd answers (a peer without
+# sobasd: kernel signals after 500 ms).
 CONTENDERS = {
-    "sobas": dict(cc="cubic", bufs="auto", preload=True),
-    "sobas no sobasd": dict(cc="cubic", bufs="auto", preload=True, no_peer=True),
-    "max buffer": dict(cc="cubic", bufs="max", preload=False),
-    "linux default": dict(cc="cubic", bufs="auto", preload=False),
-    "bbr": dict(cc="bbr", bufs="auto", preload=False),
+    "sobas": dict(cc="cubic", bufs="auto", preload="receiver"),
+    "sobas no sobasd": dict(cc="cubic", bufs="auto", preload="receiver", no_peer=True),
+    "sobas sender": dict(cc="cubic", bufs="auto", preload="sender"),
+    "sobas both": dict(cc="cubic", bufs="auto", preload="both"),
+    "max buffer": dict(cc="cubic", bufs="max", preload=None),
+    "linux default": dict(cc="cubic", bufs="auto", preload=None),
+    "bbr": dict(cc="bbr", bufs="auto", preload=None),
 }
-SWEEP = {f"S={s}": dict(cc="cubic", bufs=s, preload=False) for s in ("128K", "400K", "550K")}
-SWEEP["S=max"] = dict(cc="cubic", bufs="max", preload=False)
+SWEEP = {f"S={s}": dict(cc="cubic", bufs=s, preload=None) for s in ("128K", "400K", "550K")}
+SWEEP["S=max"] = dict(cc="cubic", bufs="max", preload=None)
 
 
 def scenarios(quick):
@@ -331,20 +334,23 @@ class Bench:
     def transfer(self, sc, con, size, tag, log):
         """Runs the program; returns (bytes sent, bytes received, seconds) as the applications saw them."""
         spec = CONTENDERS.get(con) or SWEEP[con]
-        env = dict(os.environ)
-        if spec["preload"]:
-            env.update(LD_PRELOAD=self.shim, SOBAS_LOG=log, SOBAS_RING=os.path.join(self.tmp, "sobas.ring"))
+        env_rcv, env_snd = dict(os.environ), dict(os.environ)
+        preloaded = dict(LD_PRELOAD=self.shim, SOBAS_LOG=log, SOBAS_RING=os.path.join(self.tmp, "sobas.ring"))
+        if spec["preload"] in ("receiver", "both"):
+            env_rcv.update(preloaded)
             if spec.get("no_peer"):
-                env.update(SOBAS_PROBE_PORT=str(NO_SOBASD_PORT))
+                env_rcv.update(SOBAS_PROBE_PORT=str(NO_SOBASD_PORT))
+        if spec["preload"] in ("sender", "both"):
+            env_snd.update(preloaded)
         fixed = spec["bufs"] not in ("auto", "max")
         self.t_transfer = time.monotonic()
         if sc.tool == "iperf3":
-            srv = self.procs.start(RCV, ["iperf3", "-s", "-1", "-p", str(IPERF_PORT)], env=env)
+            srv = self.procs.start(RCV, ["iperf3", "-s", "-1", "-p", str(IPERF_PORT)], env=env_rcv)
             wait_port(RCV, IPERF_PORT)
             argv = ["iperf3", "-c", RCV_IP, "-p", str(IPERF_PORT), "-n", str(size), "-C", spec["cc"], "-J"]
             if fixed:
                 argv += ["-w", spec["bufs"]]
-            out = sh(SND, argv, timeout=300)
+            out = sh(SND, argv, timeout=300, env=env_snd)
             self.procs.stop(srv)
             # iperf3 -n stops its receiver's clock when the sender has *written* the last byte, so
             # what is still in flight or buffered is not counted: the goodput is the receiver's
@@ -356,10 +362,10 @@ class Bench:
         if fixed:
             raise ValueError("fixed buffers need iperf3")
         srv = self.procs.start(SND, [sys.executable, "-m", "http.server", str(HTTP_PORT), "--bind", SND_IP,
-                                     "--directory", self.tmp])
+                                     "--directory", self.tmp], env=env_snd)
         wait_port(SND, HTTP_PORT)
         out = sh(RCV, ["curl", "-sS", "--fail", "-o", "/dev/null", "-w", "%{size_download} %{time_total}",
-                       f"http://{SND_IP}:{HTTP_PORT}/payload.{size}"], timeout=300, env=env)
+                       f"http://{SND_IP}:{HTTP_PORT}/payload.{size}"], timeout=300, env=env_rcv)
         self.procs.stop(srv)
         got, secs = out.split()
         return int(got), int(got), float(secs)

@@ -21,7 +21,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 (s,) = r["scenarios"]
 names = [c["contender"] for c in s["contenders"]]
-assert names == ["sobas", "sobas no sobasd", "max buffer", "linux default", "bbr"], names
+assert names == ["sobas", "sobas no sobasd", "sobas sender", "sobas both", "max buffer", "linux default", "bbr"], names
 A = s["calibration"]["A_bps"]
 assert abs(A / 1e6 - 77.2) < 3, A  # (100 - 20 Mb/s UDP) at 1448/1500 goodput per byte
 for run in s["runs"]:
@@ -31,17 +31,21 @@ for run in s["runs"]:
         assert 0.6 * A < run["goodput_bps"] < 1.1 * A, (run["contender"], run["goodput_bps"])
         assert run["series"]["t"] and run["series"]["rtt_ms"], run["contender"]
         assert min(run["series"]["rtt_ms"]) > 39.5, run["contender"]
-assert sum(run["valid"] for run in s["runs"]) >= 3, "most runs of a 100 Mb/s path must be valid"
+assert sum(run["valid"] for run in s["runs"]) >= 4, "most runs of a 100 Mb/s path must be valid"
 sobas = next(run for run in s["runs"] if run["contender"] == "sobas")
 assert sobas["series"]["windows"]["t"], "the preloaded receiver's windows are plotted"
+sender = next(run for run in s["runs"] if run["contender"] == "sobas sender")
+assert sender["decision_ms"] is not None, "the preloaded sender never decided"
 print("ok")
 PY
   echo "$output"
   [ "$status" -eq 0 ]
 }
 
-@test "the Markdown table lists all five contenders" {
-  for c in sobas "sobas no sobasd" "max buffer" "linux default" bbr; do grep -q "^| $c |" "$OUT/results.md"; done
+@test "the Markdown table lists all seven contenders" {
+  for c in sobas "sobas no sobasd" "sobas sender" "sobas both" "max buffer" "linux default" bbr; do
+    grep -q "^| $c |" "$OUT/results.md"
+  done
 }
 
 @test "the plot is a PNG (when the plotting venv is installed)" {
