@@ -127,7 +127,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
       e->decided_ns = t_ns;
       e->loss_episodes = 0;
       e->drained = e->held = 0;
-      e->trimmed = e->held_clean = 0;
+      e->held_clean = 0;
       e->rtt_alone_us = 0;
       e->clean_run = 0;
       e->r_held = rate;
@@ -390,15 +390,19 @@ static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us) {
 }
 
 /* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through
- * queue_span windows while the rate sinks below what S was set for is someone else's, or S was
- * decided too large for the path. Found in the first held windows, S is trimmed to the rate the flow
- * gets, so that any excess of our own drains; a queue that still stands after that is kept by an
- * elastic competitor (a loss-based flow fills whatever buffer it finds), beside which any cap only
- * cedes it more of the path: step aside. Measured beside one CUBIC flow on a 1-BDP buffer, held at the
- * 30 Mb/s share it decided on: the RTT came within 10% of the base only right after the competitor's
- * losses, and the flow sank to 17-29 Mb/s while plain CUBIC kept 29. A decision whose first held
- * windows find the queue was made on a competitor's share: its rate is not what the path gives the
- * flow alone. */
+ * queue_span windows is someone else's, kept by an elastic competitor (a loss-based flow fills whatever
+ * buffer it finds), beside which any cap only cedes it more of the path: step aside. A decision whose
+ * first held windows find the queue was made on a competitor's share, whether or not the rate sinks
+ * further (a window-limited flow's 2·RTT windows alias with its RTT: measured 22.4, 16.2, 22.4 Mb/s,
+ * whose median took 2.6 s to fall 5%). Once the flow has been held alone (held_clean) the decided S
+ * was right, and a newcomer's queue must also sink the rate S was set for.
+ * Measured beside one CUBIC flow on a 1-BDP buffer: held at the 30 Mb/s share it decided on, the RTT
+ * came within 10% of the base only right after the competitor's losses, and the flow sank to 17-29
+ * Mb/s while plain CUBIC kept 29. A first trim of S to the rate the flow got (in case the queue was
+ * our own excess, a decision 10% and more above A, never seen in the benchmark) cost 0.83x plain
+ * CUBIC's goodput on `congested` (5 runs each): the competitor grew into what the trim gave up, the
+ * queue did not stand for long enough on a lossy path, and the flow stayed held at 28-35 Mb/s;
+ * without it 1.07x. */
 static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t k,
                       struct sobas_action *a) {
   uint32_t base = base_rtt(in);
@@ -413,12 +417,7 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
   uint32_t ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
   int queue = rtt_above(least_rtt(e, k), ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
   int sank = (double)r < e->p.queue_rate_keep * (double)e->r_held;
-  /* After the trim S is (1 + headroom)·R·T_base of the rate the flow got: a queue of its own is gone
-   * within the drain, so one that still stands is someone else's whether or not the rate sinks further
-   * (measured beside a CUBIC flow: waiting for it to sink another 5% held the flow capped 0.6-2.6 s
-   * longer, at 16-23 Mb/s where plain CUBIC made 28). */
-  int trimmed_yet_queued = e->trimmed && !e->held_clean;
-  if (!queue || !(sank || trimmed_yet_queued)) {
+  if (!queue || !(sank || !e->held_clean)) {
     e->clean_run = !queue && !sank ? e->clean_run + 1 : 0;
     if (e->clean_run >= k && !e->held_clean) {
       /* Held alone: a later step aside is a competitor's arrival, and a return that got here was not in vain. */
@@ -429,20 +428,6 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
       e->lift_after_ns = in->t_ns; /* a first lift at once: the decision may have been made low */
     }
     return 0;
-  }
-  /* A queue that comes after the flow was held alone with none is a newcomer's: no trim, step aside
-   * at once (a newcomer's slow start into an empty buffer ends with it the larger flow; each window
-   * held is share ceded). */
-  if (!e->trimmed && !e->held_clean) {
-    uint64_t s = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(r, base)));
-    act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_STANDING_QUEUE, 1, s, r, base, in->t_ns);
-    e->trimmed = 1;
-    e->r_held = r;
-    e->held = e->drained = 0; /* the new S holds once the window offered for the old one is consumed */
-    e->decided_ns = in->t_ns;
-    e->clean_run = 0;
-    forget_rates(e);
-    return 1;
   }
   if (!e->held_clean) e->r_alone = 0;
   return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_COMPETING, 1, e->p.s_max, r, in->rtt_us, in->t_ns);

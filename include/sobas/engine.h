@@ -28,8 +28,8 @@ enum sobas_reason {
   SOBAS_WHY_RATE_DROP,       /* a drop without a plateau before it: slow start ended in loss */
   SOBAS_WHY_CONGESTED,       /* losses whatever the window: step aside */
   SOBAS_WHY_REEVALUATE,      /* a long transfer re-runs the search from the decided S */
-  SOBAS_WHY_STANDING_QUEUE,  /* held, a queue stayed and the rate sank: S trimmed to the rate the flow gets */
-  SOBAS_WHY_COMPETING,       /* the queue stayed after the trim: an elastic competitor keeps it: step aside */
+  SOBAS_WHY_STANDING_QUEUE,  /* retired (the trim, gone since ring ABI 1.1): kept so later reasons keep their numbers */
+  SOBAS_WHY_COMPETING,       /* held, a queue stayed: an elastic competitor keeps it: step aside */
   SOBAS_WHY_RESUME,          /* stepped aside, the rate came back (the competitor left): search again */
   SOBAS_WHY_LIFT,            /* held alone with no queue a while: S raised by lift_gain to see if the path gives more */
   SOBAS_WHY_LIFT_END,        /* the lift's rate did not grow: S = R·T of the rate it got (never below the S before) */
@@ -111,13 +111,12 @@ struct sobas_engine {
   uint8_t in_loss;                  /* the last window had out-of-order arrivals: an episode is under way */
   uint8_t drained;                  /* decided, and the last window ended with the offered window down to S */
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
-  uint8_t trimmed;                  /* decided, and S was trimmed once for a standing queue */
   uint8_t held_clean;               /* decided, and held queue_windows evaluations in a row with no queue and R kept */
   uint32_t clean_run;               /* how many such evaluations in a row so far */
   uint32_t rtt_alone_us;            /* the least RTT of the evaluations that made it held_clean (0: none) */
   uint8_t resumed;                  /* the search under way came back from stepping aside */
   uint64_t r_alone;                 /* the rate a decision held with no competitor (0: never seen) */
-  uint64_t r_held;                  /* the rate S was last set from (decision or trim) */
+  uint64_t r_held;                  /* the rate S was last set from (decision or lift) */
   int64_t resume_after_ns;          /* stepped aside: no new search before this */
   int64_t backoff_ns;               /* the current least time aside */
   uint8_t lifting;                  /* windows since S was lifted (0: not lifting) */

@@ -694,40 +694,31 @@ TEST(EngineTrace, LossAtTheEndOfSlowStart) {
 }
 
 // A decision made beside a loss-based competitor (its share, its queue): held at R·T_base the flow
-// keeps a queue it did not build and sinks to S/RTT. First S is trimmed to that rate (it could have
-// been our own excess); the queue stands still: step aside, S = S_max, even though the rate sinks no
-// further (a window-limited flow's 2·RTT windows alias with its RTT: measured 22.4, 16.2, 22.4 Mb/s,
-// whose median never fell 5% below the trimmed rate).
-TEST(Engine, AQueueThatStaysAfterATrimIsACompetitorsStepAside) {
+// keeps a queue it did not build: step aside, S = S_max, even though the rate does not sink (a
+// window-limited flow's 2·RTT windows alias with its RTT: measured 22.4, 16.2, 22.4 Mb/s, whose median
+// took 2.6 s to fall 5%).
+TEST(Engine, AQueueInTheFirstHeldWindowsIsACompetitorsStepAside) {
   Engine g;
   g.decide(30);
-  const uint64_t s = g.e.s;
-  // The competitor keeps 16-40 ms of queue; our rate is what S allows through it.
-  int n = g.held_until_action(20, 30.0 * 40 / 62, 62000);
-  ASSERT_LE(n, 7) << "one drained window, then queue_windows of queue";
-  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
-  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
-  EXPECT_LT(g.last().s, s);
-  EXPECT_EQ(g.last().s, bytes((uint64_t)(30.0 * 40 / 62 * kMbps), kRtt));
-  n = g.held_until_action(20, 19.35, 62000);
-  ASSERT_LE(n, 7);
+  // The competitor keeps 16-40 ms of queue; the rate is still the decided one.
+  int n = g.held_until_action(20, 30, 62000);
+  ASSERT_LE(n, 5) << "queue_span windows of queue, and one to be held";
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
   EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
   EXPECT_EQ(g.last().s, g.p.s_max);
   EXPECT_EQ(g.e.r_alone, 0u) << "the decided rate was a competitor's share, not the path's";
 }
 
-// Our own excess (decided on a rate above A) is a standing queue too: the trim removes it and the flow
-// stays held at the rate the path gives.
-TEST(Engine, OurOwnExcessIsTrimmedAndHeld) {
+// A decision 10% and more above A keeps a queue of our own, which this cannot tell from a
+// competitor's: the flow steps aside and runs as plain TCP (no trim of S: measured, trimming cost
+// 0.83x plain CUBIC's goodput beside a competitor on a lossy path; an overestimate like this was never
+// seen in the benchmark).
+TEST(Engine, AnOverestimatedDecisionStepsAsideToPlainTcp) {
   Engine g;
   g.decide(60);  // A is 50: S = 60·T keeps 8 ms of queue
-  ASSERT_LE(g.held_until_action(20, 50, 48000), 7);
-  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
-  EXPECT_EQ(g.last().s, bytes(50 * kMbps, kRtt));
-  EXPECT_EQ(g.held_until_action(100, 50, kRtt), 101) << "no queue at the trimmed S: held for good";
-  EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
-  EXPECT_TRUE(g.e.held_clean);
+  ASSERT_LE(g.held_until_action(20, 50, 48000), 5);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  EXPECT_EQ(g.last().s, g.p.s_max);
 }
 
 // Host stalls and bursts of cross traffic put a spike in a window or two, not a standing queue.
@@ -804,7 +795,6 @@ TEST(Engine, AVainReturnBacksOff) {
   Engine g;
   g.decide(30);
   g.held_until_action(20, 19.35, 62000);
-  g.held_until_action(20, 12.5, 62000);
   ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
   ASSERT_EQ(g.e.r_alone, 0u);
   const int64_t backoff = g.e.backoff_ns;
@@ -818,7 +808,6 @@ TEST(Engine, AVainReturnBacksOff) {
   for (int i = 0; i < 6; i++) g.feed(30, 62000);
   ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
   g.held_until_action(20, 19.35, 62000);
-  g.held_until_action(20, 12.5, 62000);
   ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
   EXPECT_EQ(g.e.backoff_ns, 2 * backoff);
   EXPECT_EQ(g.e.resume_after_ns, g.t + 2 * backoff);
