@@ -372,3 +372,33 @@ assert p50("serve") <= 40 * 1.10, "a queue stands beside the paced sender"
 assert sobas >= 0.85 * plain, "the paced sender far below plain"
 PY
 }
+
+# An application that paces its own flow (SO_MAX_PACING_RATE) chose its rate: sobas measures the
+# flow and never paces it. The app's rate (200 Mb/s) is above the path's, so a sobas that ignored it
+# would decide in slow start as for any server (checked: with the flag ignored, it does).
+@test "a sender that sets its own pacing rate is measured, never paced" {
+  local log=$BATS_TEST_TMPDIR/self-paced.log
+  ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$log" python3 - "$BATS_FILE_TMPDIR/small" <<'PY' 3>&- &
+import socket, sys
+SO_MAX_PACING_RATE = 47  # asm-generic/socket.h
+data = open(sys.argv[1], "rb").read()
+srv = socket.create_server(("10.80.1.1", 8082))
+while True:
+    c, _ = srv.accept()
+    c.recv(65536)  # one request, whatever it asks
+    c.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, 25000000)  # 200 Mb/s
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(data))
+    for i in range(0, len(data), 65536):  # a server's usual writes: the shim samples between calls
+        c.sendall(data[i:i + 65536])
+    c.close()
+PY
+  local srv=$!
+  for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8082' | grep -q LISTEN && break; sleep 0.05; done
+  PORT=8082 valid_download self-paced plain 500000 0 0 small
+  kill "$srv"; wait "$srv" 2>/dev/null || true
+  read -r size secs _ < "$BATS_TEST_TMPDIR/self-paced.result"
+  echo "$size bytes in $secs s"
+  [ "$size" -eq $((40 << 20)) ]
+  grep -q ' ev=window .*role=sender' "$log"    # measured as a sender
+  run ! grep ' ev=decision ' "$log"             # never steered
+}
