@@ -118,13 +118,14 @@ download() {
 # The host sometimes does not run the emulator for milliseconds at a time (steal time); wanemu then
 # freezes the link over each stall (docs/testbed.md), and a run whose link was frozen for longer
 # than 3% of its time measures the host, not the flow (measured, a stall being any release overdue by
-# 1 ms: 0.3-2.2% on a noisy day with 50-360 stalls; the busiest hours reach 5%).
+# 1 ms: 0.3-2.2% on a noisy day with 50-360 stalls; the busiest hours reach 5%). STALL_LIMIT raises
+# that share for a test whose bars a frozen link cannot move.
 emu_valid() {
-  python3 - "$BATS_TEST_TMPDIR/$1.emu" <<'PY'
+  python3 - "$BATS_TEST_TMPDIR/$1.emu" "${STALL_LIMIT:-0.03}" <<'PY'
 import json, sys
-e = json.load(open(sys.argv[1]))
+e, limit = json.load(open(sys.argv[1])), float(sys.argv[2])
 why = [f"{d}: host stalls ({e['stalls']}) froze the link {e[d]['stall_lag_ms']:.0f} ms of {e['wall_s']:.1f} s"
-       for d in ("fwd", "rev") if e[d]["stall_lag_ms"] > 0.03 * e["wall_s"] * 1000][:1]
+       for d in ("fwd", "rev") if e[d]["stall_lag_ms"] > limit * e["wall_s"] * 1000][:1]
 why += [f"{d}: mean release lateness {e[d]['late_mean_us']:.0f} us" for d in ("fwd", "rev") if e[d]["late_mean_us"] >= 100]
 print("; ".join(why))
 sys.exit(1 if why else 0)
@@ -345,6 +346,10 @@ PY
 # decides on. Bars with margins: decided as a sender, paced; the file byte-exact; the RTT held near the
 # base where plain CUBIC doubles it; goodput near plain's (measured 0.99x, RTT+ 0.7 ms against 26.6 ms).
 @test "a preloaded server paces its sending flow: no queue, near plain's goodput, every byte intact" {
+  # The link freezes over a stall (packets held, spacing kept), which neither moves the RTT's median
+  # nor, at a few percent, the goodput ratio's 0.85 margin: measured, 4 attempts in a row froze 3.1-3.2%
+  # of the time during a full suite, against 0.1-0.4% alone.
+  export STALL_LIMIT=0.06
   valid_download serve-plain plain 1000000 0 0 random
   : > "$SERVER_LOG"
   OUT=$BATS_TEST_TMPDIR/got PORT=8081 valid_download serve plain 1000000 0 0 random
