@@ -401,7 +401,7 @@ static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us) {
  * Mb/s while plain CUBIC kept 29. A first trim of S to the rate the flow got (in case the queue was
  * our own excess, a decision 10% and more above A, never seen in the benchmark) cost 0.83x plain
  * CUBIC's goodput on `congested` (5 runs each): the competitor grew into what the trim gave up, the
- * queue did not stand for long enough on a lossy path, and the flow stayed held at 28-35 Mb/s;
+ * queue did not stand for long enough on a lossy path, and the flow stayed held at 28-38 Mb/s;
  * without it 1.07x. */
 static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t k,
                       struct sobas_action *a) {
@@ -417,7 +417,9 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
   uint32_t ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
   int queue = rtt_above(least_rtt(e, k), ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
   int sank = (double)r < e->p.queue_rate_keep * (double)e->r_held;
-  if (!queue || !(sank || !e->held_clean)) {
+  /* Before a clean hold the queue alone tells; after one, a newcomer's queue sinks the rate too. */
+  int competitor = queue && (sank || !e->held_clean);
+  if (!competitor) {
     e->clean_run = !queue && !sank ? e->clean_run + 1 : 0;
     if (e->clean_run >= k && !e->held_clean) {
       /* Held alone: a later step aside is a competitor's arrival, and a return that got here was not in vain. */

@@ -254,12 +254,15 @@ static void ring_emit(struct sobas_flow *f, enum sobas_ring_event ev) {
     log_flow_line(f, "ring", "error=\"%s\"", err);
 }
 
-/* The least RTT seen is the path's without our queue: the handshake's sample (tcpi_min_rtt, which
- * a receiver has from its SYN or SYN-ACK) or the receiver's own estimates. */
+/* The least RTT seen is the path's without our queue: one more sample of it (0 = none). */
+static void lower_base_rtt(struct sobas_flow *f, uint32_t rtt_us) {
+  if (rtt_us > 0 && rtt_us < 60000000u && (f->base_rtt_us == 0 || rtt_us < f->base_rtt_us)) f->base_rtt_us = rtt_us;
+}
+
+/* A receiver's samples: the handshake's (tcpi_min_rtt, from its SYN or SYN-ACK) and its own estimates. */
 static void learn_base_rtt(struct sobas_flow *f) {
-  uint32_t c[2] = {f->last.rcv_rtt_us, f->last.min_rtt_us};
-  for (int i = 0; i < 2; i++)
-    if (c[i] > 0 && c[i] < 60000000u && (f->base_rtt_us == 0 || c[i] < f->base_rtt_us)) f->base_rtt_us = c[i];
+  lower_base_rtt(f, f->last.rcv_rtt_us);
+  lower_base_rtt(f, f->last.min_rtt_us);
 }
 
 static void log_probe_status(const struct sobas_flow *f, const struct sobas_probe_view *v) {
@@ -281,8 +284,8 @@ static uint64_t pace_rate(const struct sobas_flow *f, uint64_t s, uint32_t t_us)
 }
 
 /* A paced sender has no ACK clock to bound a queue: slow start's or a lift's would drain at only 1% of R
- * (measured: 1.4 s for slow start's 33 ms at 100 Mb/s), and a path that slows (cross traffic, a host
- * that stalls the emulated link) queues whatever it no longer carries. So while its RTT shows a queue
+ * (measured: 1.4 s for slow start's 33 ms at 100 Mb/s), and a path that slows (cross traffic) queues
+ * whatever it no longer carries (a bats run at a fixed pace held 7 ms of queue, p50). So while its RTT shows a queue
  * (1 ms or 2.5% over the base) the pace is lowered, for the next window (two RTTs), by the queue's share
  * of those two RTTs, which empties it by the window's end. Not during a lift: that queue is the lift's
  * question. */
@@ -292,15 +295,19 @@ static uint64_t pace_now(const struct sobas_flow *f, uint64_t held, uint32_t t_u
   return (uint64_t)((double)held * (rtt + t_us) / (2.0 * rtt));
 }
 
+/* Paces a sender held for S = s at `held` bytes per second, lower while its RTT shows a queue. */
+static int pace_hold(int fd, struct sobas_flow *f, uint64_t s, uint64_t held) {
+  uint32_t t = f->base_rtt_us ? f->base_rtt_us : f->last.rtt_us;
+  return sobas_enforce_pace(fd, s, held, pace_now(f, held, t), &f->hold);
+}
+
 static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   int err = 0;
   /* S = S_max (congested, or the start cap lifted): the window opens as far as the kernel allows. */
-  if (a->set && (f->flags & SOBAS_FLOW_SENDS)) {
-    uint32_t t = f->base_rtt_us ? f->base_rtt_us : a->rtt_us;
-    uint64_t held = pace_rate(f, a->s, t);
+  if (a->set && (f->flags & SOBAS_FLOW_SENDS))
     err = a->s >= f->eng.p.s_max ? sobas_enforce_unpace(fd, &f->hold)
-                                 : sobas_enforce_pace(fd, a->s, held, pace_now(f, held, t), &f->hold);
-  } else if (a->set)
+                                 : pace_hold(fd, f, a->s, pace_rate(f, a->s, f->base_rtt_us ? f->base_rtt_us : a->rtt_us));
+  else if (a->set)
     err = a->s >= f->eng.p.s_max ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a->s, &f->hold);
   f->last_why = (uint8_t)a->why;
   if (logging()) log_decision(f, a, err);
@@ -387,7 +394,7 @@ static struct sobas_engine_input receiver_input(struct sobas_flow *f, const stru
                                                 const struct sobas_probe_view *pv) {
   learn_base_rtt(f);
   int probing = pv->status == SOBAS_PROBE_ACTIVE;
-  if (probing && pv->rtt_min_us && pv->rtt_min_us < f->base_rtt_us) f->base_rtt_us = pv->rtt_min_us;
+  if (probing) lower_base_rtt(f, pv->rtt_min_us);
   uint32_t rtt = f->last.rcv_rtt_us ? f->last.rcv_rtt_us : w->rtt_us;
   if (probing && pv->echoes) rtt = pv->rtt_avg_us;
   f->lost_total += probing ? pv->lost : w->ooopack;
@@ -407,8 +414,7 @@ static struct sobas_engine_input receiver_input(struct sobas_flow *f, const stru
  * µs, the least RTT since the handshake, and its retransmissions as losses. It has no offered window
  * to drain: a paced rate holds at once, so "held" comes from the RTT (engine.c, update_held). */
 static struct sobas_engine_input sender_input(struct sobas_flow *f, const struct sobas_window *w) {
-  uint32_t m = f->last.min_rtt_us;
-  if (m > 0 && m < 60000000u && (f->base_rtt_us == 0 || m < f->base_rtt_us)) f->base_rtt_us = m;
+  lower_base_rtt(f, f->last.min_rtt_us);
   f->lost_total += w->retrans;
   return (struct sobas_engine_input){.t_ns = w->t_end_ns - f->t_open_ns,
                                      .rate_bps = w->tx_rate_bps,
@@ -427,12 +433,10 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
   if (!sobas_engine_feed(&f->eng, &in, &a)) {
     /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked); a
      * paced sender drains whatever queue the window ended with. */
-    if (f->hold.pace_Bps) {
-      uint32_t t = f->base_rtt_us ? f->base_rtt_us : in.rtt_us;
-      sobas_enforce_pace(fd, f->hold.s, f->hold.held_Bps, pace_now(f, f->hold.held_Bps, t), &f->hold);
-    } else if (f->hold.s) {
+    if (f->hold.pace_Bps)
+      pace_hold(fd, f, f->hold.s, f->hold.held_Bps);
+    else if (f->hold.s)
       sobas_enforce_verify(fd, &f->hold);
-    }
     return;
   }
   apply(fd, f, &a);
