@@ -7,6 +7,8 @@ packages=(
   cmake ninja-build gcc g++ make pkg-config libgtest-dev libncurses-dev
   # tests: bats and the real programs the shim is tested under
   bats iproute2 procps wget curl rsync openssh-client openssh-server iperf3 python3 tmux
+  # servers the shim is tested and benchmarked in (event-driven, worker processes, sendfile)
+  nginx-light lighttpd
   # the WAN benchmark's plots run in a venv (scripts/setup-venv.sh)
   python3-venv
   # benchmarks
@@ -30,6 +32,6 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# Debian's openssh-server starts sshd on install; our tests run their own sshd in a namespace.
-systemctl disable --now ssh >/dev/null 2>&1 || true
+# Debian starts sshd, nginx and lighttpd on install; our tests run their own, in namespaces.
+for unit in ssh nginx lighttpd; do systemctl disable --now "$unit" >/dev/null 2>&1 || true; done
 echo "install-deps: installed ${missing[*]}"

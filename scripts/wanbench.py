@@ -6,7 +6,8 @@ Usage (as root, testbed programs built; scripts/bench-wan.sh does all of it):
 
 Per scenario: wanemu emulates the tight link (rate C, DropTail buffer B, one-way delay, optional
 loss), cross traffic runs through it from the cross-traffic namespaces, and each contender moves
-the same number of bytes with a real program (iperf3 or an HTTP download with curl), repeated.
+the same number of bytes with a real program (iperf3, an HTTP download with curl, or nginx serving
+several concurrent curl downloads), repeated.
 Every run validates itself (TUN TX drops, emulator lateness and capacity, cross-traffic rate) and
 is reported invalid, with the reason, rather than used. Results: DIR/results.json, DIR/results.md,
 and DIR/<scenario>.png (throughput and RTT vs time per contender; for sobas the window it left).
@@ -36,6 +37,26 @@ STALL_LAG_LIMIT = 0.03  # the link frozen by host stalls for more of the run tha
 IPERF_BLOCK = 128 * 1024
 PING_PORT, FLOOD_PORT, HTTP_PORT, IPERF_PORT, XIPERF_PORT, SOBASD_PORT = 7001, 7002, 8080, 5201, 5202, 9521
 NO_SOBASD_PORT = 9529  # nothing listens there: the "sobas no sobasd" contender's probe gets no echo
+# nginx as it is deployed for static files: worker processes, epoll, sendfile. The workers run as
+# root only because the benchmark's folder is root's (mkdtemp, mode 0700).
+NGINX_CONF = """# wanbench's static file server
+user root;
+worker_processes 4;
+daemon off;
+pid {tmp}/nginx.pid;
+events {{ worker_connections 256; use epoll; }}
+http {{
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  client_body_temp_path {tmp}/nginx-body;
+  proxy_temp_path {tmp}/nginx-proxy;
+  fastcgi_temp_path {tmp}/nginx-fastcgi;
+  uwsgi_temp_path {tmp}/nginx-uwsgi;
+  scgi_temp_path {tmp}/nginx-scgi;
+  server {{ listen {ip}:{port}; root {tmp}; }}
+}}
+"""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -62,13 +83,14 @@ class Scenario:
     rate_bps: float
     rtt_ms: float
     buffer_bdp: float  # DropTail limit in units of C·RTT
-    tool: str  # "iperf3" or "http"
-    seconds: float  # transfer length at A, full mode (sets the common transfer size)
+    tool: str  # "iperf3", "http" (python's http.server to curl) or "nginx" (to `flows` concurrent curls)
+    seconds: float  # transfer length at A, full mode (sets the common transfer size, all flows together)
     cross: Cross | None = None
     loss: float = 0.0
     contenders: list = field(default_factory=lambda: list(CONTENDERS))
     fair_share: bool = False  # A for a congested path: the fair share next to the competing flows
     paper: str = ""
+    flows: int = 1  # nginx: concurrent downloads, each of 1/flows of the transfer size
 
     @property
     def bdp_bytes(self):
@@ -122,6 +144,10 @@ def scenarios(quick):
                  "100M", 1e8, 40, 1.0, "http", 48, Cross("tcp", start=10, duration=15)),
         Scenario("bbr-competitor", "one BBR flow on a 1-BDP buffer: 100 Mb/s, 40 ms, no loss", "100M", 1e8, 40,
                  1.0, "http", 16, Cross("tcp", cc="bbr"), fair_share=True),
+        # 8 downloads of 200 MB at A: a preloaded nginx steers each of its flows on its own.
+        Scenario("servers", "nginx (sendfile, 4 workers) serving 8 concurrent downloads: typical path",
+                 "100M", 1e8, 40, 1.0, "nginx", 166, Cross("udp", rate="20M"), flows=8,
+                 contenders=["sobas sender", "sobas both", "linux default"]),
     ]
     if not quick:
         return full
@@ -361,6 +387,8 @@ class Bench:
         # HTTP: a file served from the sender, fetched by curl at the receiver.
         if fixed:
             raise ValueError("fixed buffers need iperf3")
+        if sc.tool == "nginx":
+            return self.serve_nginx(sc, size, env_snd, env_rcv)
         srv = self.procs.start(SND, [sys.executable, "-m", "http.server", str(HTTP_PORT), "--bind", SND_IP,
                                      "--directory", self.tmp], env=env_snd)
         wait_port(SND, HTTP_PORT)
@@ -369,6 +397,33 @@ class Bench:
         self.procs.stop(srv)
         got, secs = out.split()
         return int(got), int(got), float(secs)
+
+    def serve_nginx(self, sc, size, env_snd, env_rcv):
+        """nginx serving sc.flows concurrent curl downloads of one file each: every byte, over the time
+        from the first request to the last download's end (the slowest flow counts)."""
+        each = size // sc.flows
+        conf = os.path.join(self.tmp, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(NGINX_CONF.format(tmp=self.tmp, ip=SND_IP, port=HTTP_PORT))
+        srv = self.procs.start(SND, ["nginx", "-e", "stderr", "-c", conf, "-p", self.tmp], env=env_snd,
+                               stderr=None)
+        try:
+            wait_port(SND, HTTP_PORT)
+            argv = ["curl", "-sS", "--fail", "-o", "/dev/null", "-w", "%{size_download}",
+                    f"http://{SND_IP}:{HTTP_PORT}/payload.{each}"]
+            t0 = time.monotonic()
+            curls = [self.procs.start(RCV, argv, env=env_rcv, stdout=subprocess.PIPE) for _ in range(sc.flows)]
+            got = 0
+            for c in curls:
+                out, _ = c.communicate(timeout=600)
+                self.procs.live.remove(c)
+                if c.returncode != 0:
+                    raise RuntimeError(f"curl from nginx exited {c.returncode}")
+                got += int(out)
+            secs = time.monotonic() - t0
+        finally:
+            self.procs.stop(srv)
+        return got, got, secs
 
     def run_one(self, sc, cal, con, rep, size):
         tag = f"{sc.name}.{con.replace(' ', '_').replace('=', '')}.{rep}"
@@ -471,6 +526,8 @@ class Bench:
             if bad:
                 sys.exit(f"wanbench: unknown scenario(s) {', '.join(bad)}; known: {', '.join(known)}")
             chosen = [known[n] for n in names]
+        if any(sc.tool == "nginx" for sc in chosen) and not shutil.which("nginx"):
+            sys.exit("wanbench: nginx missing: scripts/install-deps.sh installs it")
         subprocess.run([os.path.join(ROOT, "scripts", "testbed.sh"), "up", "--name", NS, "--buf-max",
                         str(BUF_MAX)], check=True)
         results = dict(started=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), quick=quick, repeats=reps,
@@ -486,11 +543,12 @@ class Bench:
                 seconds = 3 if quick else sc.seconds
                 print(f"== {sc.name}: {sc.title}", flush=True)
                 cal = self.calibrate(sc)
-                # A whole number of iperf3's 128 KiB blocks: iperf3 -n sends whole blocks.
-                size = max(1, int(cal["A_bps"] / 8 * seconds) // IPERF_BLOCK) * IPERF_BLOCK
-                if sc.tool == "http":
-                    with open(os.path.join(self.tmp, f"payload.{size}"), "wb") as f:
-                        f.truncate(size)  # sparse: served from the page cache, no disk in the path
+                # A whole number of iperf3's 128 KiB blocks (iperf3 -n sends whole blocks) per flow.
+                block = IPERF_BLOCK * sc.flows
+                size = max(1, int(cal["A_bps"] / 8 * seconds) // block) * block
+                if sc.tool in ("http", "nginx"):
+                    with open(os.path.join(self.tmp, f"payload.{size // sc.flows}"), "wb") as f:
+                        f.truncate(size // sc.flows)  # sparse: served from the page cache, no disk in the path
                 print(f"   base RTT {cal['base_rtt_ms']:.2f} ms, cross {cal['cross_bps'] / 1e6:.1f} Mb/s, "
                       f"A {cal['A_bps'] / 1e6:.1f} Mb/s, transfer {size / 1e6:.0f} MB", flush=True)
                 runs = []
@@ -544,9 +602,9 @@ def read_windows(log):
     with open(log) as f:
         lines = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in f]
     flows = {}
-    for d in lines:
+    for d in lines:  # each process numbers its flows from 1 (nginx: one log, several workers)
         if d.get("ev") == "window" and d.get("role") == "receiver":
-            flows.setdefault(d["flow"], []).append(d)
+            flows.setdefault((d["pid"], d["flow"]), []).append(d)
     if flows:
         bulk = max(flows.values(), key=len)  # the data connection, not iperf3's control connection
         for d in bulk:
@@ -576,10 +634,11 @@ def decisions_mono(log):
     with open(log) as f:
         for l in f:
             d = dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv)
+            key = (d.get("pid"), d.get("flow"))
             if d.get("ev") == "open":
-                t0[d["flow"]] = int(d["t0_ms"])
-            elif d.get("ev") == "decision" and d["flow"] in t0:
-                out.append(((t0[d["flow"]] + int(d["t_ms"])) / 1000, d["to"]))
+                t0[key] = int(d["t0_ms"])
+            elif d.get("ev") == "decision" and key in t0:
+                out.append(((t0[key] + int(d["t_ms"])) / 1000, d["to"]))
     return out
 
 
