@@ -186,12 +186,19 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
                 pv->lost);
 }
 
+/* The lever the decision left in place: a transition that sets nothing (a resume, a cap that was
+ * already S_max) names none rather than the kind of lever the flow would use. */
+static const char *decision_lever(const struct sobas_flow *f, const struct sobas_action *a) {
+  if (a->set && a->s >= f->eng.p.s_max) return "release";
+  return f->hold.s ? sobas_enforce_lever(&f->hold) : "none";
+}
+
 static void log_decision(const struct sobas_flow *f, const struct sobas_action *a, int err) {
   log_flow_line(f, "decision",
                 "role=%s from=%s to=%s why=%s s=%llu rate_bps=%llu rtt_us=%u base_rtt_us=%u rcv_wnd=%u lever=%s%s%s",
                 (f->flags & SOBAS_FLOW_SENDS) ? "sender" : "receiver", sobas_state_name(a->from), sobas_state_name(a->to), sobas_reason_name(a->why),
                 (unsigned long long)(a->set ? a->s : f->eng.s), (unsigned long long)a->rate_bps, a->rtt_us,
-                f->base_rtt_us, f->last.rcv_wnd, a->set && a->s >= f->eng.p.s_max ? "release" : sobas_enforce_lever(&f->hold),
+                f->base_rtt_us, f->last.rcv_wnd, decision_lever(f, a),
                 err ? " error=" : "", err ? strerror(-err) : "");
 }
 
