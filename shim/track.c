@@ -114,6 +114,13 @@ static int take_sample(int fd, struct sobas_sample *s) {
     s->rcv_ooopack = ti->tcpi_rcv_ooopack;
     s->have |= SOBAS_HAVE_RCV_OOOPACK;
   }
+  if (len >= offsetof(struct tcp_info, tcpi_snd_wnd) + 4) {
+    s->busy_us = ti->tcpi_busy_time;
+    s->rwnd_limited_us = ti->tcpi_rwnd_limited;
+    s->sndbuf_limited_us = ti->tcpi_sndbuf_limited;
+    s->snd_wnd = ti->tcpi_snd_wnd;
+    s->have |= SOBAS_HAVE_CHRONO;
+  }
   /* tcpi_rcv_wnd (Linux 6.2+) follows tcpi_snd_wnd; Debian 12's uapi headers predate it, so it is read
    * at its ABI offset. Checked on 6.18 against `ss -tin` rcv_wnd (docs/kernel-facts.md). */
   size_t rcv_wnd_off = offsetof(struct tcp_info, tcpi_snd_wnd) + 4;
@@ -175,13 +182,15 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
   log_flow_line(f, "window",
                 "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu rtt_us=%u "
                 "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u "
-                "retrans=%u ooo=%u state=%s s=%llu probe=%s prtt_us=%u prtt_max_us=%u plost=%u",
+                "retrans=%u ooo=%u busy_us=%llu rwnd_lim_us=%llu sndbuf_lim_us=%llu snd_wnd=%u state=%s s=%llu probe=%s "
+                "prtt_us=%u prtt_max_us=%u plost=%u",
                 role_names[role], (long long)((w->t_end_ns - f->t_open_ns) / 1000),
                 (long long)((w->t_end_ns - w->t_start_ns) / 1000), (unsigned long long)w->rx_bytes,
                 (unsigned long long)w->tx_bytes, (unsigned long long)w->rx_rate_bps,
                 (unsigned long long)w->tx_rate_bps, w->rtt_us, s->rcv_rtt_us, s->rtt_us, s->min_rtt_us,
                 f->base_rtt_us, s->rcv_mss, s->rcv_wnd, s->rcv_space, s->snd_cwnd, w->retrans, w->ooopack,
-                sobas_state_name(f->eng.state), (unsigned long long)f->hold.s,
+                (unsigned long long)w->busy_us, (unsigned long long)w->rwnd_limited_us,
+                (unsigned long long)w->sndbuf_limited_us, s->snd_wnd, sobas_state_name(f->eng.state), (unsigned long long)f->hold.s,
                 sobas_probe_status_name((enum sobas_probe_status)f->probe_status), pv->rtt_avg_us, pv->rtt_max_us,
                 pv->lost);
 }

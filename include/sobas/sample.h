@@ -24,12 +24,17 @@ struct sobas_sample {
   uint32_t rcv_space;         /* tcpi_rcv_space: receive autotuning's estimate */
   uint32_t total_retrans;     /* tcpi_total_retrans (segments) */
   uint32_t rcv_ooopack;       /* tcpi_rcv_ooopack: out-of-order segments received */
+  uint32_t snd_wnd;           /* tcpi_snd_wnd: the window the peer advertises to us (bytes) */
+  uint64_t busy_us;           /* tcpi_busy_time: time with data outstanding (the sender's chrono) */
+  uint64_t rwnd_limited_us;   /* tcpi_rwnd_limited: of the busy time, held by the peer's window */
+  uint64_t sndbuf_limited_us; /* tcpi_sndbuf_limited: of the busy time, starved by our send buffer */
   uint8_t state;              /* tcpi_state (TCP_ESTABLISHED = 1) */
   uint8_t have;               /* SOBAS_HAVE_* bits */
 };
 
 #define SOBAS_HAVE_RCV_OOOPACK 0x01u
 #define SOBAS_HAVE_RCV_WND 0x02u
+#define SOBAS_HAVE_CHRONO 0x04u /* busy_us, rwnd_limited_us, sndbuf_limited_us, snd_wnd (Linux 4.10+) */
 
 /* Direction a flow mostly moves data in, from the bytes its process read and wrote. */
 enum sobas_role { SOBAS_ROLE_NONE = 0, SOBAS_ROLE_RECEIVER = 1, SOBAS_ROLE_SENDER = 2, SOBAS_ROLE_BOTH = 3 };
@@ -45,6 +50,9 @@ struct sobas_window {
   uint32_t rtt_us;            /* the RTT the window length was based on */
   uint32_t retrans;           /* retransmitted segments during the window */
   uint32_t ooopack;           /* out-of-order segments during the window */
+  uint64_t busy_us;           /* the sender's chrono during the window: busy, and of that time */
+  uint64_t rwnd_limited_us;   /* held by the peer's receive window */
+  uint64_t sndbuf_limited_us; /* or starved by the send buffer */
 };
 
 #ifdef __cplusplus
