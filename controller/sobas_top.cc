@@ -88,6 +88,7 @@ std::string limit_of(const sobas_ring_record &r) {
   }
   if (r.state >= SOBAS_ST_SLOW_START && r.state <= SOBAS_ST_CA_GROWING)
     return r.s_bytes ? "window S, searching" : "searching";
+  if (r.why == SOBAS_WHY_PEER_WINDOW) return "peer's window (its sobas steers)";
   return r.role == 2 ? "sender: measured" : "-";
 }
 

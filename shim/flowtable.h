@@ -59,6 +59,7 @@ struct sobas_addr {
 #define SOBAS_FLOW_CAP_SEEN 0x10u  /* the probe's final capacity estimate went to the engine */
 #define SOBAS_FLOW_SENDS 0x20u     /* a sending flow the engine steers by pacing (SOBAS_SENDER) */
 #define SOBAS_FLOW_APP_PACED 0x40u /* the application set its own pacing rate: never paced by sobas */
+#define SOBAS_FLOW_PEER_STEERS 0x80u /* a sender held by its peer's window: the receiver steers, this end measures */
 
 enum sobas_flow_origin { SOBAS_ORIGIN_CONNECT = 0, SOBAS_ORIGIN_ACCEPT = 1, SOBAS_ORIGIN_INHERITED = 2 };
 
@@ -93,6 +94,8 @@ struct sobas_flow {
   uint64_t cap_bps;         /* the probe's C' */
   uint64_t lost_total;      /* loss signals so far (probe echo gaps, else out-of-order arrivals) */
   int64_t ring_sample_ns;   /* when the last sample record was written */
+  uint32_t peer_held;       /* a sender's windows in a row held by the peer's window (track.c, peer_holds) */
+  uint32_t peer_wnd_first;  /* the peer's window at the first of them */
 };
 
 struct sobas_flowtable {

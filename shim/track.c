@@ -244,7 +244,7 @@ static void ring_emit(struct sobas_flow *f, enum sobas_ring_event ev) {
   r.event = (uint8_t)ev;
   r.family = ring_family(&f->peer);
   r.role = (uint8_t)role_of(f);
-  r.state = (f->flags & SOBAS_FLOW_ENGINE) ? (uint8_t)f->eng.state : 0;
+  r.state = (f->flags & (SOBAS_FLOW_ENGINE | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_ENGINE ? (uint8_t)f->eng.state : 0;
   r.why = f->last_why;
   r.probe = f->probe_status;
   r.probe_why = f->probe_none_why;
@@ -458,6 +458,43 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
   apply(fd, f, &a);
 }
 
+/* Exactly one end steers a flow: the receiver, when it runs sobas too. Its offered window holds the
+ * flow whatever the sender does, and a sender pacing under a receiver's hold has each end's lift
+ * capped by the other: measured at 1 Gb/s, both ends lifting in turn held 410-450 Mb/s for a whole
+ * transfer while max buffer made 910; at 100 Mb/s, 51 Mb/s after cross traffic had left, 74 with
+ * this rule. The sender cannot see the receiver's shim, but it sees the hold: the peer's window,
+ * not the path or the pacing, limits the flow for most of window after window, and that window does
+ * not grow (a plain receiver's autotuning grows it with the flow: measured, it never held a
+ * sender). Then the sender lets go of its pacing and only measures, for good. Two windows: the
+ * engine decides on two equal rates in slow start, and a plateau that is the peer's window must not
+ * become the sender's decision. */
+#define PEER_HELD_WINDOWS 2
+#define PEER_HELD_SHARE 0.5
+#define PEER_WND_GROWTH 1.10
+
+static int peer_holds(struct sobas_flow *f, const struct sobas_window *w) {
+  int64_t dur_us = (w->t_end_ns - w->t_start_ns) / 1000;
+  if (!(f->last.have & SOBAS_HAVE_CHRONO) || dur_us <= 0 ||
+      (double)w->rwnd_limited_us < PEER_HELD_SHARE * (double)dur_us) {
+    f->peer_held = 0;
+    return 0;
+  }
+  if (f->peer_held++ == 0) f->peer_wnd_first = f->last.snd_wnd;
+  return f->peer_held >= PEER_HELD_WINDOWS && (double)f->last.snd_wnd <= PEER_WND_GROWTH * (double)f->peer_wnd_first;
+}
+
+static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_window *w) {
+  int err = f->hold.pace_Bps ? sobas_enforce_unpace(fd, &f->hold) : 0;
+  f->flags |= SOBAS_FLOW_PEER_STEERS;
+  f->last_why = SOBAS_WHY_PEER_WINDOW;
+  if (logging())
+    log_flow_line(f, "yield", "role=sender from=%s why=peer-window rwnd_lim_us=%llu dur_us=%lld snd_wnd=%u%s%s",
+                  sobas_state_name(f->eng.state), (unsigned long long)w->rwnd_limited_us,
+                  (long long)((w->t_end_ns - w->t_start_ns) / 1000), f->last.snd_wnd, err ? " error=" : "",
+                  err ? strerror(-err) : "");
+  ring_emit(f, SOBAS_EV_DECISION);
+}
+
 static void drop_flow(struct sobas_flow *f, int fd);
 
 /* A sample that fails or goes backwards means the fd no longer names this socket: it was closed
@@ -490,7 +527,9 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     if (sobas && sobas_proc.cfg.sender && role == SOBAS_ROLE_SENDER && !(f->flags & SOBAS_FLOW_ENGINE))
       f->flags |= SOBAS_FLOW_SENDS;
     if (steered) probe_open(fd, f);
-    steered |= (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED)) == SOBAS_FLOW_SENDS;
+    if ((f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS && peer_holds(f, &w))
+      yield_to_peer(fd, f, &w);
+    steered |= (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS;
     probe_window(f, &pv, 0);
     f->last_rate_bps = role == SOBAS_ROLE_SENDER ? w.tx_rate_bps : w.rx_rate_bps;
     if (steered) steer(fd, f, &w, &pv);
