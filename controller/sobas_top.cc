@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ring_file.h"
+#include "measure.h"
 #include "sobas/engine.h"
 #include "sobas/ring.h"
 
@@ -77,19 +78,30 @@ std::string json_escape(const std::string &s) {
 // The program name as the record carries it: at most 15 bytes, NUL-padded; never trusted to end.
 std::string comm_of(const sobas_ring_record &r) { return std::string(r.comm, strnlen(r.comm, sizeof r.comm)); }
 
-// What limits the flow now, in words.
+// What held the flow back in its last window, in words: the shim's reading of the kernel (ring minor
+// 2), with sobas's own state beside it where that explains the reading.
 std::string limit_of(const sobas_ring_record &r) {
   if (r.event == SOBAS_EV_CLOSE) return "closed";
-  if (r.state == SOBAS_ST_CONGESTED)
-    return r.why == SOBAS_WHY_COMPETING ? "competing flow: TCP" : "congested path: TCP";
-  if (r.state == SOBAS_ST_DECIDED) {
-    std::string held = r.lever == 4 ? "pacing S/T" : "window S";
-    return held + (r.why == SOBAS_WHY_LIFT ? ", lifted to look" : " (sobas)");
-  }
-  if (r.state >= SOBAS_ST_SLOW_START && r.state <= SOBAS_ST_CA_GROWING)
-    return r.s_bytes ? "window S, searching" : "searching";
   if (r.why == SOBAS_WHY_PEER_WINDOW) return "peer's window (its sobas steers)";
-  return r.role == 2 ? "sender: measured" : "-";
+  bool aside = r.state == SOBAS_ST_CONGESTED;
+  std::string beside = !aside ? "" : r.why == SOBAS_WHY_COMPETING ? ", beside a competing flow" : ", congested";
+  switch (sobas_limit(r.limit)) {
+    case SOBAS_LIMIT_APP: return r.role == 2 ? "application (not writing)" : "application (not reading)";
+    case SOBAS_LIMIT_PEER_WINDOW: return "peer's window";
+    case SOBAS_LIMIT_SNDBUF: return "send buffer";
+    case SOBAS_LIMIT_PATH: return "path (cwnd)" + beside;
+    case SOBAS_LIMIT_RCV_WINDOW: return "receive window";
+    case SOBAS_LIMIT_SENDER_OR_PATH: return "sender or path" + beside;
+    case SOBAS_LIMIT_SOBAS:
+      return std::string(r.lever == 4 ? "pacing S/T" : "window S") +
+             (r.why == SOBAS_WHY_LIFT ? " (sobas), lifted to look" : " (sobas)");
+    default: break;
+  }
+  // A writer before minor 2, or no window read yet: sobas's state says what it does to the flow.
+  if (aside) return r.why == SOBAS_WHY_COMPETING ? "competing flow: TCP" : "congested path: TCP";
+  if (r.state == SOBAS_ST_DECIDED) return r.lever == 4 ? "pacing S/T (sobas)" : "window S (sobas)";
+  if (r.state >= SOBAS_ST_SLOW_START && r.state <= SOBAS_ST_CA_GROWING) return r.s_bytes ? "window S, searching" : "searching";
+  return "-";
 }
 
 // One flow as the latest record describes it.
@@ -294,13 +306,14 @@ class Monitor {
                   "\"local\":\"%s\",\"remote\":\"%s\",\"state\":\"%s\",\"why\":\"%s\",\"rate_bps\":%" PRIu64
                   ",\"rtt_us\":%u,\"base_rtt_us\":%u,\"s_bytes\":%" PRIu64 ",\"rcv_wnd\":%u,\"bytes_received\":%" PRIu64
                   ",\"bytes_acked\":%" PRIu64 ",\"app_bytes\":%" PRIu64 ",\"retrans\":%u,\"lost\":%u,\"age_ms\":%u,"
-                  "\"probe\":\"%s\",\"cap_bps\":%" PRIu64 ",\"lever\":\"%s\",\"limited_by\":\"%s\"}",
+                  "\"probe\":\"%s\",\"cap_bps\":%" PRIu64 ",\"lever\":\"%s\",\"limit\":\"%s\",\"limited_by\":\"%s\"}",
                   ts_ns / 1e9, event_name(r.event), r.pid, json_escape(comm_of(r)).c_str(), r.flow_id,
                   role_name(r.role), addr_text(r.family, r.laddr, r.lport).c_str(),
                   addr_text(r.family, r.raddr, r.rport).c_str(), state_name(r.state).c_str(),
                   r.why ? sobas_reason_name(sobas_reason(r.why)) : "-", r.rate_bps, r.rtt_us, r.base_rtt_us, r.s_bytes,
                   r.rcv_wnd, r.bytes_received, r.bytes_acked, r.app_bytes, r.retrans, r.lost, r.age_ms,
-                  probe_name(r.probe), r.cap_bps, lever_name(r.lever), limit_of(r).c_str());
+                  probe_name(r.probe), r.cap_bps, lever_name(r.lever), sobas_limit_name(sobas_limit(r.limit)),
+                  limit_of(r).c_str());
     return b;
   }
 
@@ -327,17 +340,21 @@ class Monitor {
     {
       std::ofstream o(tmp);
       if (!o) return "cannot write " + tmp;
-      std::map<std::string, int> by_state;
+      std::map<std::string, int> by_state, by_limit;
       std::map<std::string, double> rate_by_state;
       for (const auto &kv : flows_) {
         if (kv.second.r.event == SOBAS_EV_CLOSE) continue;  // on show a while, but no longer a flow
         std::string st = state_name(kv.second.r.state);
         by_state[st]++;
+        by_limit[sobas_limit_name(sobas_limit(kv.second.r.limit))]++;
         rate_by_state[st] += double(kv.second.r.rate_bps) / 8;
       }
       o << "# HELP sobas_flows Bulk TCP flows of preloaded programs, by SOBAS engine state.\n"
         << "# TYPE sobas_flows gauge\n";
       for (const auto &kv : by_state) o << "sobas_flows{state=\"" << kv.first << "\"} " << kv.second << "\n";
+      o << "# HELP sobas_flows_limited Bulk TCP flows by what held them back in their last window.\n"
+        << "# TYPE sobas_flows_limited gauge\n";
+      for (const auto &kv : by_limit) o << "sobas_flows_limited{limit=\"" << kv.first << "\"} " << kv.second << "\n";
       o << "# HELP sobas_flow_rate_bytes_per_second Sum of the flows' last measured rates, by state.\n"
         << "# TYPE sobas_flow_rate_bytes_per_second gauge\n";
       for (const auto &kv : rate_by_state)

@@ -91,6 +91,7 @@ struct sobas_flow {
   uint64_t last_rate_bps;   /* the last window's rate in the flow's direction */
   uint32_t last_rtt_us;     /* the RTT the engine last used */
   uint8_t last_why;         /* the last decision's reason */
+  uint8_t last_limit;       /* enum sobas_limit of the last window */
   uint64_t cap_bps;         /* the probe's C' */
   uint64_t lost_total;      /* loss signals so far (probe echo gaps, else out-of-order arrivals) */
   int64_t ring_sample_ns;   /* when the last sample record was written */

@@ -59,10 +59,40 @@ enum sobas_meas_result sobas_meas_feed(struct sobas_meas *m, const struct sobas_
   out->rtt_us = sobas_meas_rtt_us(role, s, p);
   out->retrans = s->total_retrans - a->total_retrans;
   out->ooopack = s->rcv_ooopack >= a->rcv_ooopack ? s->rcv_ooopack - a->rcv_ooopack : 0;
+  out->app_limited = s->app_limited;
   out->busy_us = s->busy_us >= a->busy_us ? s->busy_us - a->busy_us : 0;
   out->rwnd_limited_us = s->rwnd_limited_us >= a->rwnd_limited_us ? s->rwnd_limited_us - a->rwnd_limited_us : 0;
   out->sndbuf_limited_us =
       s->sndbuf_limited_us >= a->sndbuf_limited_us ? s->sndbuf_limited_us - a->sndbuf_limited_us : 0;
   m->start = *s;
   return SOBAS_MEAS_WINDOW;
+}
+
+enum sobas_limit sobas_window_limit(enum sobas_role role, const struct sobas_window *w, const struct sobas_sample *s,
+                                    uint64_t held_s, int paced, uint64_t unread) {
+  double dur_us = (double)(w->t_end_ns - w->t_start_ns) / 1000.0;
+  if (dur_us <= 0) return SOBAS_LIMIT_UNKNOWN;
+  if (role == SOBAS_ROLE_SENDER) {
+    if (!(s->have & SOBAS_HAVE_CHRONO)) return SOBAS_LIMIT_UNKNOWN;
+    /* The kernel marks delivery samples taken while the application left nothing to send; busy is
+     * the time with data outstanding, and less than half means the same. */
+    if (w->app_limited || (double)w->busy_us < 0.5 * dur_us) return SOBAS_LIMIT_APP;
+    if ((double)w->rwnd_limited_us >= 0.5 * dur_us) return SOBAS_LIMIT_PEER_WINDOW;
+    if ((double)w->sndbuf_limited_us >= 0.5 * dur_us) return SOBAS_LIMIT_SNDBUF;
+    return paced ? SOBAS_LIMIT_SOBAS : SOBAS_LIMIT_PATH;
+  }
+  if (role != SOBAS_ROLE_RECEIVER || !(s->have & SOBAS_HAVE_RCV_WND)) return SOBAS_LIMIT_UNKNOWN;
+  /* A reader that leaves more unread than the window still offers holds the flow whatever the window
+   * (measured with curl --limit-rate: the window read 100-200 KB, opened by the read just made). Else
+   * the window limits when a round trip's worth of data fills most of it: sobas's S, or its own size. */
+  if (unread > s->rcv_wnd) return SOBAS_LIMIT_APP;
+  double per_rtt = (double)w->rx_rate_bps / 8.0 * (double)w->rtt_us / 1e6;
+  if (per_rtt < 0.8 * (double)s->rcv_wnd) return SOBAS_LIMIT_SENDER_OR_PATH;
+  return held_s && (double)s->rcv_wnd <= 1.1 * (double)held_s ? SOBAS_LIMIT_SOBAS : SOBAS_LIMIT_RCV_WINDOW;
+}
+
+const char *sobas_limit_name(enum sobas_limit l) {
+  static const char *const names[] = {"unknown", "application", "peer-window", "send-buffer",
+                                      "path", "sobas", "receive-window", "sender-or-path"};
+  return (unsigned)l < sizeof names / sizeof names[0] ? names[l] : "?";
 }

@@ -48,6 +48,14 @@ int64_t sobas_meas_due_ns(const struct sobas_meas *m);
 /* bits per second for `bytes` over `ns`, 0 for an empty interval. */
 uint64_t sobas_rate_bps(uint64_t bytes, int64_t ns);
 
+/* What held the flow back in window w, s being the sample it ended with: a share of over half the
+ * window's time for the sender's chrono stats; for a receiver, its window nearly used up every RTT.
+ * held_s: the S sobas holds (0: none); paced: held by pacing; unread: bytes received that the
+ * application has not read yet. */
+enum sobas_limit sobas_window_limit(enum sobas_role role, const struct sobas_window *w, const struct sobas_sample *s,
+                                    uint64_t held_s, int paced, uint64_t unread);
+const char *sobas_limit_name(enum sobas_limit l);
+
 #ifdef __cplusplus
 }
 #endif

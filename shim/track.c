@@ -119,6 +119,7 @@ static int take_sample(int fd, struct sobas_sample *s) {
     s->rwnd_limited_us = ti->tcpi_rwnd_limited;
     s->sndbuf_limited_us = ti->tcpi_sndbuf_limited;
     s->snd_wnd = ti->tcpi_snd_wnd;
+    s->app_limited = ti->tcpi_delivery_rate_app_limited;
     s->have |= SOBAS_HAVE_CHRONO;
   }
   /* tcpi_rcv_wnd (Linux 6.2+) follows tcpi_snd_wnd; Debian 12's uapi headers predate it, so it is read
@@ -182,15 +183,16 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
   log_flow_line(f, "window",
                 "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu rtt_us=%u "
                 "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u "
-                "retrans=%u ooo=%u busy_us=%llu rwnd_lim_us=%llu sndbuf_lim_us=%llu snd_wnd=%u state=%s s=%llu probe=%s "
-                "prtt_us=%u prtt_max_us=%u plost=%u",
+                "retrans=%u ooo=%u busy_us=%llu rwnd_lim_us=%llu sndbuf_lim_us=%llu snd_wnd=%u limit=%s state=%s s=%llu "
+                "probe=%s prtt_us=%u prtt_max_us=%u plost=%u",
                 role_names[role], (long long)((w->t_end_ns - f->t_open_ns) / 1000),
                 (long long)((w->t_end_ns - w->t_start_ns) / 1000), (unsigned long long)w->rx_bytes,
                 (unsigned long long)w->tx_bytes, (unsigned long long)w->rx_rate_bps,
                 (unsigned long long)w->tx_rate_bps, w->rtt_us, s->rcv_rtt_us, s->rtt_us, s->min_rtt_us,
                 f->base_rtt_us, s->rcv_mss, s->rcv_wnd, s->rcv_space, s->snd_cwnd, w->retrans, w->ooopack,
                 (unsigned long long)w->busy_us, (unsigned long long)w->rwnd_limited_us,
-                (unsigned long long)w->sndbuf_limited_us, s->snd_wnd, sobas_state_name(f->eng.state), (unsigned long long)f->hold.s,
+                (unsigned long long)w->sndbuf_limited_us, s->snd_wnd,
+                sobas_limit_name((enum sobas_limit)f->last_limit), sobas_state_name(f->eng.state), (unsigned long long)f->hold.s,
                 sobas_probe_status_name((enum sobas_probe_status)f->probe_status), pv->rtt_avg_us, pv->rtt_max_us,
                 pv->lost);
 }
@@ -249,6 +251,7 @@ static void ring_emit(struct sobas_flow *f, enum sobas_ring_event ev) {
   r.probe = f->probe_status;
   r.probe_why = f->probe_none_why;
   r.lever = ring_lever(f);
+  r.limit = f->last_limit;
   r.lport = f->local.port;
   r.rport = f->peer.port;
   ring_addr(r.laddr, &f->local);
@@ -532,7 +535,14 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     steered |= (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS;
     probe_window(f, &pv, 0);
     f->last_rate_bps = role == SOBAS_ROLE_SENDER ? w.tx_rate_bps : w.rx_rate_bps;
-    if (steered) steer(fd, f, &w, &pv);
+    /* What held the window back, under the hold it ran with (before this window's decision). */
+    uint64_t read = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED);
+    f->last_limit = (uint8_t)sobas_window_limit(role, &w, &s, f->hold.s, f->hold.pace_Bps != 0,
+                                                s.bytes_received > read ? s.bytes_received - read : 0);
+    /* A sender's window the application limited measures the application, not the path: the engine
+     * never decides on it (measured: a server writing 64 KiB every 50 ms was decided at its own rate
+     * and paced 1% under it). */
+    if (steered && !((f->flags & SOBAS_FLOW_SENDS) && f->last_limit == SOBAS_LIMIT_APP)) steer(fd, f, &w, &pv);
     if (logging()) log_window(f, &w, role, &pv);
     if (w.t_end_ns - f->ring_sample_ns >= (int64_t)SOBAS_RING_SAMPLE_MS * 1000000) {
       f->ring_sample_ns = w.t_end_ns;

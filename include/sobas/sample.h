@@ -28,16 +28,30 @@ struct sobas_sample {
   uint64_t busy_us;           /* tcpi_busy_time: time with data outstanding (the sender's chrono) */
   uint64_t rwnd_limited_us;   /* tcpi_rwnd_limited: of the busy time, held by the peer's window */
   uint64_t sndbuf_limited_us; /* tcpi_sndbuf_limited: of the busy time, starved by our send buffer */
+  uint8_t app_limited;        /* tcpi_delivery_rate_app_limited: the last delivery sample had no data to send */
   uint8_t state;              /* tcpi_state (TCP_ESTABLISHED = 1) */
   uint8_t have;               /* SOBAS_HAVE_* bits */
 };
 
 #define SOBAS_HAVE_RCV_OOOPACK 0x01u
 #define SOBAS_HAVE_RCV_WND 0x02u
-#define SOBAS_HAVE_CHRONO 0x04u /* busy_us, rwnd_limited_us, sndbuf_limited_us, snd_wnd (Linux 4.10+) */
+#define SOBAS_HAVE_CHRONO 0x04u /* busy_us, rwnd_limited_us, sndbuf_limited_us, snd_wnd, app_limited (Linux 4.10+) */
 
 /* Direction a flow mostly moves data in, from the bytes its process read and wrote. */
 enum sobas_role { SOBAS_ROLE_NONE = 0, SOBAS_ROLE_RECEIVER = 1, SOBAS_ROLE_SENDER = 2, SOBAS_ROLE_BOTH = 3 };
+
+/* What held a flow back during a window, as far as its own end can tell (sobas_window_limit). A
+ * sender reads it from the kernel's chrono stats; a receiver only knows its own window and reader. */
+enum sobas_limit {
+  SOBAS_LIMIT_UNKNOWN = 0,        /* no window yet, or a kernel without the chrono stats */
+  SOBAS_LIMIT_APP = 1,            /* the application: a sender gave too little data, a receiver read too little */
+  SOBAS_LIMIT_PEER_WINDOW = 2,    /* a sender held by the window its peer advertises */
+  SOBAS_LIMIT_SNDBUF = 3,         /* a sender starved by its own send buffer */
+  SOBAS_LIMIT_PATH = 4,           /* a sender's congestion window: the path */
+  SOBAS_LIMIT_SOBAS = 5,          /* sobas's hold: the receiver's window S, or the sender's pacing */
+  SOBAS_LIMIT_RCV_WINDOW = 6,     /* a receiver's own window (autotuning, or the application's SO_RCVBUF) */
+  SOBAS_LIMIT_SENDER_OR_PATH = 7, /* a receiver not holding the flow back: the sender or the path, it cannot tell */
+};
 
 /* One measurement window of length ~2·RTT (paper §IV): rates are over [t_start, t_end). */
 struct sobas_window {
@@ -53,6 +67,7 @@ struct sobas_window {
   uint64_t busy_us;           /* the sender's chrono during the window: busy, and of that time */
   uint64_t rwnd_limited_us;   /* held by the peer's receive window */
   uint64_t sndbuf_limited_us; /* or starved by the send buffer */
+  uint8_t app_limited;        /* the kernel's app-limited mark at the window's end */
 };
 
 #ifdef __cplusplus

@@ -101,3 +101,52 @@ TEST_F(MeasureTest, RateOfEmptyIntervalIsZeroAndLargeValuesDoNotOverflow) {
 }
 
 }  // namespace
+
+// What limited a window: an 80 ms window at 40 ms RTT, chrono stats in µs.
+class LimitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    w.t_start_ns = 0;
+    w.t_end_ns = 80 * kMs;
+    w.rtt_us = 40000;
+    s.have = SOBAS_HAVE_CHRONO | SOBAS_HAVE_RCV_WND;
+  }
+  sobas_limit sender(uint64_t busy, uint64_t rwnd, uint64_t sndbuf, int paced = 0) {
+    w.busy_us = busy, w.rwnd_limited_us = rwnd, w.sndbuf_limited_us = sndbuf;
+    return sobas_window_limit(SOBAS_ROLE_SENDER, &w, &s, paced ? 500000 : 0, paced, 0);
+  }
+  // A receiver getting `mbps` through an advertised window of `wnd` bytes.
+  sobas_limit receiver(double mbps, uint32_t wnd, uint64_t held_s = 0, uint64_t unread = 0) {
+    w.rx_rate_bps = uint64_t(mbps * 1e6);
+    s.rcv_wnd = wnd;
+    return sobas_window_limit(SOBAS_ROLE_RECEIVER, &w, &s, held_s, 0, unread);
+  }
+  sobas_window w{};
+  sobas_sample s{};
+};
+
+TEST_F(LimitTest, ASenderIsLimitedByWhatHeldItForOverHalfTheWindow) {
+  EXPECT_EQ(sender(80000, 0, 0), SOBAS_LIMIT_PATH);
+  EXPECT_EQ(sender(80000, 0, 0, 1), SOBAS_LIMIT_SOBAS);
+  EXPECT_EQ(sender(30000, 0, 0), SOBAS_LIMIT_APP);           // idle more than half: nothing to send
+  w.app_limited = 1;
+  EXPECT_EQ(sender(80000, 0, 0, 1), SOBAS_LIMIT_APP);        // the kernel's own mark
+  w.app_limited = 0;
+  EXPECT_EQ(sender(80000, 50000, 0, 1), SOBAS_LIMIT_PEER_WINDOW);
+  EXPECT_EQ(sender(80000, 0, 40000), SOBAS_LIMIT_SNDBUF);
+  EXPECT_EQ(sender(80000, 39000, 39000), SOBAS_LIMIT_PATH);  // neither over half
+  s.have = 0;
+  EXPECT_EQ(sender(80000, 80000, 0), SOBAS_LIMIT_UNKNOWN);   // no chrono stats: no guess
+}
+
+TEST_F(LimitTest, AReceiverTellsItsOwnWindowItsReaderAndSobasButNotTheSenderFromThePath) {
+  // 100 Mb/s over 40 ms is 500 KB per round trip.
+  EXPECT_EQ(receiver(100, 2000000), SOBAS_LIMIT_SENDER_OR_PATH);  // autotuning's window, a quarter used
+  EXPECT_EQ(receiver(100, 520000), SOBAS_LIMIT_RCV_WINDOW);
+  EXPECT_EQ(receiver(100, 520000, 510000), SOBAS_LIMIT_SOBAS);
+  EXPECT_EQ(receiver(10, 40000, 0, 3000000), SOBAS_LIMIT_APP);    // 3 MB unread, the window shrunk
+  EXPECT_EQ(receiver(17, 200000, 0, 300000), SOBAS_LIMIT_APP);    // the read just made opened the window
+  EXPECT_EQ(receiver(50, 2000000, 510000), SOBAS_LIMIT_SENDER_OR_PATH);  // S not reached yet
+  s.have = 0;
+  EXPECT_EQ(receiver(100, 520000), SOBAS_LIMIT_UNKNOWN);
+}

@@ -15,7 +15,8 @@ const size_t sobas_ring_layout_c[] = {
     OFF(sobas_ring_record, flow_id),            OFF(sobas_ring_record, comm),
     OFF(sobas_ring_record, event),              OFF(sobas_ring_record, lever),
     OFF(sobas_ring_record, lport),              OFF(sobas_ring_record, laddr),
-    OFF(sobas_ring_record, raddr),              OFF(sobas_ring_record, rate_bps),
+    OFF(sobas_ring_record, raddr),              OFF(sobas_ring_record, limit),
+    OFF(sobas_ring_record, rate_bps),
     OFF(sobas_ring_record, cap_bps),            OFF(sobas_ring_record, rtt_us),
     OFF(sobas_ring_record, age_ms),             OFF(sobas_ring_record, pad),
 };
