@@ -648,6 +648,18 @@ def percentile(xs, p):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
+def source_commit():
+    """The commit the benchmarked tree is at, '+' when it has changes not committed (None outside git)."""
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + ("+" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def summarise(sc, cal, size, runs):
     contenders = []
     for con in sc.contenders:
@@ -672,6 +684,7 @@ def summarise(sc, cal, size, runs):
             rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok],
             invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid]))
     return dict(name=sc.name, title=sc.title, paper=sc.paper, run_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                commit=source_commit(),
                 C=sc.rate, rtt_ms=sc.rtt_ms,
                 buffer_bdp=sc.buffer_bdp, buffer_bytes=int(sc.bdp_bytes * sc.buffer_bdp), loss=sc.loss,
                 tool=sc.tool, cross=sc.cross.__dict__ if sc.cross else None, transfer_bytes=size,
@@ -705,7 +718,8 @@ def markdown(results):
     for s in results["scenarios"]:
         cal = s["calibration"]
         out += [f"## {s['name']}: {s['title']}", "",
-                *([f"Run {s['run_at']}.", ""] if s.get("run_at") else []),
+                *([f"Run {s['run_at']}" + (f", sobas at {s['commit']}." if s.get("commit") else "."), ""]
+                  if s.get("run_at") else []),
                 f"C = {s['C']}b/s, base RTT {cal['base_rtt_ms']:.2f} ms (set {s['rtt_ms']:g}), buffer "
                 f"{s['buffer_bdp']:g} BDP = {s['buffer_bytes'] / 1000:.0f} KB, loss {s['loss']:g}, "
                 f"{s['tool']}, {s['transfer_bytes'] / 1e6:.0f} MB per transfer; cross traffic "
@@ -822,7 +836,8 @@ def main():
     ap.add_argument("--keep", action="store_true",
                     help="keep every run's files (sobas logs, pings, emulator series) in the temporary folder")
     ap.add_argument("--merge", action="store_true",
-                    help="keep the scenarios of OUT/results.json that this run does not repeat")
+                    help="keep the scenarios of OUT/results.json that this run does not repeat, or repeats "
+                         "with no valid run")
     ap.add_argument("--report", action="store_true",
                     help="no runs: re-render results.md and the plots from OUT/results.json")
     args = ap.parse_args()
@@ -847,6 +862,12 @@ def main():
     if args.merge and os.path.exists(merge_from):
         with open(merge_from) as f:
             old = json.load(f)
+        # A scenario rerun with no valid run at all measured the host, not sobas: the old one stays.
+        void = {s["name"] for s in results["scenarios"] if not any(c["valid_runs"] for c in s["contenders"])}
+        for name in sorted(void & {s["name"] for s in old["scenarios"]}):
+            print(f"wanbench: {name}: no valid run, the earlier results stay", file=sys.stderr)
+        results["scenarios"] = [s for s in results["scenarios"] if s["name"] not in void or
+                                s["name"] not in {o["name"] for o in old["scenarios"]}]
         ran = {s["name"] for s in results["scenarios"]}
         order = [s.name for s in scenarios(False)]
         kept = [s for s in old["scenarios"] if s["name"] not in ran]
