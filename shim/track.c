@@ -342,6 +342,8 @@ static void engine_begin(struct sobas_flow *f, uint32_t rtt, int64_t t) {
   struct sobas_action a;
   sobas_engine_default_params(&p);
   p.reeval_ns = (int64_t)sobas_proc.cfg.reeval_ms * 1000000;
+  /* A pacer's lift ends at the first queue it shows (engine.c, lift): tcpi_rtt is exact to the µs. */
+  if (f->flags & SOBAS_FLOW_SENDS) p.lift_queue_frac = 0.05;
   sobas_engine_start(&f->eng, &p, 0, rtt, t, &a);
   f->flags |= SOBAS_FLOW_ENGINE;
 }

@@ -65,6 +65,7 @@ struct sobas_engine_params {
   int64_t resume_backoff_max_ns;
   double lift_gain;         /* held alone with no queue: S is raised by this share to test for more (0: never) ... */
   double lift_grow;         /* ... and the rate grew when both measured windows are this much above the rate before */
+  double lift_queue_frac;   /* > 0: a lift also ends at the first window whose RTT is this far (and queue_rtt_min_us) over the RTT held alone: a pacer's lift queues without bound */
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
   int64_t lift_backoff_max_ns;
 };

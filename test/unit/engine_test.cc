@@ -85,6 +85,13 @@ struct Engine {
     for (size_t i = from; i < acts.size(); i++) n += acts[i].why == why;
     return n;
   }
+  // Held windows at mbps on a path that gives it (a window queues its excess) until the first lift.
+  void on_path_until_lift(double mbps, bool dip = false) {
+    while (count(SOBAS_WHY_LIFT) == 0) {
+      ASSERT_LT(t, 10'000'000'000) << "no lift";
+      dip ? (void)held(mbps) : (void)on_path(mbps);
+    }
+  }
   // Feeds held windows until an action or n windows; returns how many were fed.
   int held_until_action(int n, double mbps, uint32_t rtt_us) {
     for (int i = 1; i <= n; i++)
@@ -865,15 +872,43 @@ TEST(Engine, AtThePathsRateLiftsFindNothingAndBackOff) {
   EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
 }
 
+// A dip in the held windows (a host stall, a burst of cross traffic) is no room: a lift measures
+// against the rate S was set from, so S ends within a few % of it, not 10% above A (a paced sender's
+// standing queue: RTT+ 9 ms at p50 in a bats run).
+TEST(Engine, ADipBeforeALiftIsNotRoom) {
+  Engine g(0, with_lift());
+  g.decide(91);
+  const uint64_t s = g.e.s;
+  g.on_path_until_lift(87.5, true);  // 4% under the decision: not the sinking rate of a competitor's queue
+  for (int i = 0; i < 3; i++) g.on_path(93);
+  ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END) << "93 after a decision at 91 is no room";
+  EXPECT_LE(g.e.s, s * 103 / 100);
+}
+
+// A pacer's lift (lift_queue_frac) ends at the first window whose RTT shows a queue, S back where it
+// was; on a path with room the RTT stays and the lifts go on as a receiver's do.
+TEST(Engine, APacersLiftEndsAtTheFirstQueue) {
+  sobas_engine_params p = with_lift();
+  p.lift_queue_frac = 0.05;
+  Engine at_a(0, p);
+  at_a.decide(50);
+  const uint64_t s = at_a.e.s;
+  at_a.on_path_until_lift(50);
+  ASSERT_TRUE(at_a.held(50, kRtt + 3000)) << "a queue of 3 ms (7.5%) in the first lifted window ends the lift";
+  EXPECT_EQ(at_a.last().why, SOBAS_WHY_LIFT_END);
+  EXPECT_EQ(at_a.e.s, s);
+  Engine room(0, p);
+  room.decide(72);
+  for (int i = 0; i < 200; i++) room.on_path(96);
+  EXPECT_GE(room.e.s, bytes(96 * kMbps, kRtt) * 99 / 100) << "with room the lifts still find it";
+}
+
 // A host stall in the windows a lift measures is no reason to hold less than before it.
 TEST(Engine, AStallDuringALiftKeepsS) {
   Engine g(0, with_lift());
   g.decide(50);
   const uint64_t s = g.e.s;
-  while (g.count(SOBAS_WHY_LIFT) == 0) {
-    ASSERT_LT(g.t, 10'000'000'000) << "no lift";
-    g.on_path(50);
-  }
+  g.on_path_until_lift(50);
   g.on_path(50);
   g.held(20);
   ASSERT_TRUE(g.held(25));
