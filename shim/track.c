@@ -466,21 +466,28 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
 /* Exactly one end steers a flow: the receiver, when it runs sobas too. Its offered window holds the
  * flow whatever the sender does, and a sender pacing under a receiver's hold has each end's lift
  * capped by the other: measured at 1 Gb/s, both ends lifting in turn held 410-450 Mb/s for a whole
- * transfer while max buffer made 910; at 100 Mb/s, 51 Mb/s after cross traffic had left, 74 with
- * this rule. The sender cannot see the receiver's shim, but it sees the hold: the peer's window,
- * not the path or the pacing, limits the flow for most of window after window, and that window does
- * not grow (a plain receiver's autotuning grows it with the flow: measured, it never held a
- * sender). Then the sender lets go of its pacing and only measures, for good. Two windows: the
- * engine decides on two equal rates in slow start, and a plateau that is the peer's window must not
- * become the sender's decision. */
+ * transfer while max buffer made 910; at 100 Mb/s, 51-54 Mb/s after cross traffic had left, 74 with
+ * this rule. The sender cannot see the receiver's shim, but it sees the hold, two windows in a row,
+ * the peer's window not growing: either that window limited the flow for over half the window
+ * (tcpi_rwnd_limited), or it is tight, allowing at most PEER_WND_TIGHT times what the flow delivers
+ * per round trip. A receiver holding S offers (1 + headroom)·R·T, ~1.03 times a sender paced at
+ * 0.99·R, and a pacer lifted 10% into it is held back only while it waits for ACKs (the share of
+ * rwnd-limited time alone missed it: 45% at most in a lift); a plain receiver's autotuning offers
+ * 2 times and more (measured 6.3 at 95 Mb/s, 40 ms) and never held a sender. Then the sender lets go
+ * of its pacing and only measures, for good. Two windows: the engine decides on two equal rates in
+ * slow start, and a plateau that is the peer's window must not become the sender's decision. */
 #define PEER_HELD_WINDOWS 2
 #define PEER_HELD_SHARE 0.5
+#define PEER_WND_TIGHT 1.25
 #define PEER_WND_GROWTH 1.10
 
 static int peer_holds(struct sobas_flow *f, const struct sobas_window *w) {
   int64_t dur_us = (w->t_end_ns - w->t_start_ns) / 1000;
-  if (!(f->last.have & SOBAS_HAVE_CHRONO) || dur_us <= 0 ||
-      (double)w->rwnd_limited_us < PEER_HELD_SHARE * (double)dur_us) {
+  double per_rtt = (double)w->tx_rate_bps / 8.0 * (double)f->last.rtt_us / 1e6;
+  int held = (f->last.have & SOBAS_HAVE_CHRONO) && dur_us > 0 &&
+             ((double)w->rwnd_limited_us >= PEER_HELD_SHARE * (double)dur_us ||
+              (per_rtt > 0 && (double)f->last.snd_wnd <= PEER_WND_TIGHT * per_rtt));
+  if (!held) {
     f->peer_held = 0;
     return 0;
   }
@@ -493,10 +500,11 @@ static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_windo
   f->flags |= SOBAS_FLOW_PEER_STEERS;
   f->last_why = SOBAS_WHY_PEER_WINDOW;
   if (logging())
-    log_flow_line(f, "yield", "role=sender from=%s why=peer-window rwnd_lim_us=%llu dur_us=%lld snd_wnd=%u%s%s",
+    log_flow_line(f, "yield",
+                  "role=sender from=%s why=peer-window rwnd_lim_us=%llu dur_us=%lld snd_wnd=%u tx_bps=%llu rtt_us=%u%s%s",
                   sobas_state_name(f->eng.state), (unsigned long long)w->rwnd_limited_us,
-                  (long long)((w->t_end_ns - w->t_start_ns) / 1000), f->last.snd_wnd, err ? " error=" : "",
-                  err ? strerror(-err) : "");
+                  (long long)((w->t_end_ns - w->t_start_ns) / 1000), f->last.snd_wnd,
+                  (unsigned long long)w->tx_rate_bps, f->last.rtt_us, err ? " error=" : "", err ? strerror(-err) : "");
   ring_emit(f, SOBAS_EV_DECISION);
 }
 
