@@ -17,11 +17,17 @@ setup_file() {
 
   in_srv python3 -m http.server 8080 --bind :: -d "$DATA" >/dev/null 2>&1 3>&- &
 
+  mkdir -p "$BATS_FILE_TMPDIR/up"
   cat > "$BATS_FILE_TMPDIR/rsyncd.conf" <<CONF
 use chroot = no
 [data]
   path = $DATA
   read only = yes
+[up]
+  path = $BATS_FILE_TMPDIR/up
+  read only = no
+  uid = root
+  gid = root
 CONF
   in_srv rsync --daemon --no-detach --config="$BATS_FILE_TMPDIR/rsyncd.conf" --address=$NETNS_SRV_IP --port=873 \
     >/dev/null 2>&1 3>&- &
@@ -50,6 +56,19 @@ CONF
   export SSHOPTS="-i $s/client_key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR"
 
   in_srv iperf3 -s -B $NETNS_SRV_IP -p 5201 >/dev/null 2>&1 3>&- &
+  # lighttpd preloaded (one process, an event loop, sendfile): the server side of plain downloads.
+  if command -v lighttpd >/dev/null; then
+    cat > "$BATS_FILE_TMPDIR/lighttpd.conf" <<CONF
+server.document-root = "$DATA"
+server.bind = "$NETNS_SRV_IP"
+server.port = 8090
+server.pid-file = "$BATS_FILE_TMPDIR/lighttpd.pid"
+server.errorlog = "$BATS_FILE_TMPDIR/lighttpd.err"
+CONF
+    in_srv env LD_PRELOAD="$PRELOAD" SOBAS_LOG="$BATS_FILE_TMPDIR/lighttpd.log" \
+      lighttpd -D -f "$BATS_FILE_TMPDIR/lighttpd.conf" >/dev/null 2>&1 3>&- &
+    wait_port 8090
+  fi
   for p in 8080 873 22 2222 5201; do wait_port $p; done
 }
 
@@ -90,6 +109,27 @@ teardown_file() {
 @test "rsync over ssh" {
   assert_transfer "rsync -e 'ssh $SSHOPTS' root@$NETNS_SRV_IP:$DATA/f64 $BATS_TEST_TMPDIR/out" \
     "$BATS_TEST_TMPDIR/out" "$DATA/f64" "$NETNS_SRV_IP:22" bytes_received
+}
+
+@test "rsync push to an rsync daemon and over ssh: the client sends, measured as a sender" {
+  # A sender's bytes_acked may trail by what is still in flight when it closes: app_tx is exact.
+  assert_transfer "rsync $DATA/f64 rsync://$NETNS_SRV_IP/up/f64" \
+    "$BATS_FILE_TMPDIR/up/f64" "$DATA/f64" "$NETNS_SRV_IP:873" app_tx
+  rm -f "$BATS_TEST_TMPDIR/sobas.log"
+  assert_transfer "rsync -e 'ssh $SSHOPTS' $DATA/f64 root@$NETNS_SRV_IP:$BATS_TEST_TMPDIR/pushed" \
+    "$BATS_TEST_TMPDIR/pushed" "$DATA/f64" "$NETNS_SRV_IP:22" app_tx
+  grep -q "role=sender" "$BATS_TEST_TMPDIR/sobas.log"
+}
+
+@test "lighttpd preloaded serves plain curl: every byte, the server's flow measured as a sender" {
+  command -v lighttpd >/dev/null || skip "lighttpd not installed (scripts/install-deps.sh installs it)"
+  local i
+  for i in 1 2; do
+    in_cli curl -sS --fail -o "$BATS_TEST_TMPDIR/out" "http://$NETNS_SRV_IP:8090/f64"
+    cmp "$BATS_TEST_TMPDIR/out" "$DATA/f64"
+  done
+  [ "$(count_whole_flows "$BATS_FILE_TMPDIR/lighttpd.log" "local=$NETNS_SRV_IP:8090" app_tx $SIZE)" -eq 2 ]
+  grep -q "local=$NETNS_SRV_IP:8090 .*role=sender" "$BATS_FILE_TMPDIR/lighttpd.log"
 }
 
 @test "scp download and upload" {
