@@ -22,6 +22,7 @@
 #include "ring_file.h"
 #include "measure.h"
 #include "sobas/engine.h"
+#include "sobas/policy.h"
 #include "sobas/ring.h"
 
 namespace {
@@ -93,13 +94,14 @@ std::string limit_of(const sobas_ring_record &r) {
     case SOBAS_LIMIT_RCV_WINDOW: return "receive window";
     case SOBAS_LIMIT_SENDER_OR_PATH: return "sender or path" + beside;
     case SOBAS_LIMIT_SOBAS:
-      return std::string(r.lever == 4 ? "pacing S/T" : "window S") +
-             (r.why == SOBAS_WHY_LIFT ? " (sobas), lifted to look" : " (sobas)");
+      return std::string(r.lever == 4 ? "pacing S/T" : "window S") + " (" + sobas_policy_name(sobas_policy(r.policy)) +
+             (r.why == SOBAS_WHY_LIFT ? "), lifted to look" : ")");
     default: break;
   }
   // A writer before minor 2, or no window read yet: sobas's state says what it does to the flow.
   if (aside) return r.why == SOBAS_WHY_COMPETING ? "competing flow: TCP" : "congested path: TCP";
-  if (r.state == SOBAS_ST_DECIDED) return r.lever == 4 ? "pacing S/T (sobas)" : "window S (sobas)";
+  if (r.state == SOBAS_ST_DECIDED)
+    return std::string(r.lever == 4 ? "pacing S/T (" : "window S (") + sobas_policy_name(sobas_policy(r.policy)) + ")";
   if (r.state >= SOBAS_ST_SLOW_START && r.state <= SOBAS_ST_CA_GROWING) return r.s_bytes ? "window S, searching" : "searching";
   return "-";
 }
@@ -306,13 +308,14 @@ class Monitor {
                   "\"local\":\"%s\",\"remote\":\"%s\",\"state\":\"%s\",\"why\":\"%s\",\"rate_bps\":%" PRIu64
                   ",\"rtt_us\":%u,\"base_rtt_us\":%u,\"s_bytes\":%" PRIu64 ",\"rcv_wnd\":%u,\"bytes_received\":%" PRIu64
                   ",\"bytes_acked\":%" PRIu64 ",\"app_bytes\":%" PRIu64 ",\"retrans\":%u,\"lost\":%u,\"age_ms\":%u,"
-                  "\"probe\":\"%s\",\"cap_bps\":%" PRIu64 ",\"lever\":\"%s\",\"limit\":\"%s\",\"limited_by\":\"%s\"}",
+                  "\"probe\":\"%s\",\"cap_bps\":%" PRIu64 ",\"lever\":\"%s\",\"policy\":\"%s\",\"limit\":\"%s\",\"limited_by\":\"%s\"}",
                   ts_ns / 1e9, event_name(r.event), r.pid, json_escape(comm_of(r)).c_str(), r.flow_id,
                   role_name(r.role), addr_text(r.family, r.laddr, r.lport).c_str(),
                   addr_text(r.family, r.raddr, r.rport).c_str(), state_name(r.state).c_str(),
                   r.why ? sobas_reason_name(sobas_reason(r.why)) : "-", r.rate_bps, r.rtt_us, r.base_rtt_us, r.s_bytes,
                   r.rcv_wnd, r.bytes_received, r.bytes_acked, r.app_bytes, r.retrans, r.lost, r.age_ms,
-                  probe_name(r.probe), r.cap_bps, lever_name(r.lever), sobas_limit_name(sobas_limit(r.limit)),
+                  probe_name(r.probe), r.cap_bps, lever_name(r.lever), sobas_policy_name(sobas_policy(r.policy)),
+                  sobas_limit_name(sobas_limit(r.limit)),
                   limit_of(r).c_str());
     return b;
   }

@@ -111,8 +111,16 @@ CONTENDERS = {
     "linux default": dict(cc="cubic", bufs="auto", preload=None),
     "bbr": dict(cc="bbr", bufs="auto", preload=None),
 }
+# The seeds' policies on the receiver (SOBAS_POLICY; bdp's C' from the sender's sobasd), run when
+# --contenders names them.
+SEEDS = {"bdp": dict(cc="cubic", bufs="auto", preload="receiver", policy="bdp"),
+         "drs": dict(cc="cubic", bufs="auto", preload="receiver", policy="drs")}
 SWEEP = {f"S={s}": dict(cc="cubic", bufs=s, preload=None) for s in ("128K", "400K", "550K")}
 SWEEP["S=max"] = dict(cc="cubic", bufs="max", preload=None)
+
+
+def spec_of(con):
+    return CONTENDERS.get(con) or SEEDS.get(con) or SWEEP[con]
 
 
 def scenarios(quick):
@@ -359,13 +367,15 @@ class Bench:
 
     def transfer(self, sc, con, size, tag, log):
         """Runs the program; returns (bytes sent, bytes received, seconds) as the applications saw them."""
-        spec = CONTENDERS.get(con) or SWEEP[con]
+        spec = spec_of(con)
         env_rcv, env_snd = dict(os.environ), dict(os.environ)
         preloaded = dict(LD_PRELOAD=self.shim, SOBAS_LOG=log, SOBAS_RING=os.path.join(self.tmp, "sobas.ring"))
         if spec["preload"] in ("receiver", "both"):
             env_rcv.update(preloaded)
             if spec.get("no_peer"):
                 env_rcv.update(SOBAS_PROBE_PORT=str(NO_SOBASD_PORT))
+            if spec.get("policy"):
+                env_rcv.update(SOBAS_POLICY=spec["policy"])
         if spec["preload"] in ("sender", "both"):
             env_snd.update(preloaded)
         fixed = spec["bufs"] not in ("auto", "max")
@@ -428,7 +438,7 @@ class Bench:
     def run_one(self, sc, cal, con, rep, size):
         tag = f"{sc.name}.{con.replace(' ', '_').replace('=', '')}.{rep}"
         run = Run(sc.name, con, rep)
-        spec = CONTENDERS.get(con) or SWEEP[con]
+        spec = spec_of(con)
         sysctl(SND, "net.ipv4.tcp_congestion_control", spec["cc"])
         self.set_buffers(spec["bufs"])
         log = os.path.join(self.tmp, f"{tag}.sobas.log")
@@ -511,7 +521,9 @@ class Bench:
         """The scenario's contenders, or those of them --contenders names (a focused experiment)."""
         if not self.args.contenders:
             return sc.contenders
-        return [c for c in sc.contenders if c in self.args.contenders.split(",")]
+        named = self.args.contenders.split(",")
+        seeds = [c for c in SEEDS if c in named and sc.name != "sweep"]
+        return [c for c in sc.contenders if c in named] + seeds
 
     # -- the whole benchmark ---------------------------------------------------------------
 
@@ -662,7 +674,7 @@ def source_commit():
 
 def summarise(sc, cal, size, runs):
     contenders = []
-    for con in sc.contenders:
+    for con in sc.contenders + [c for c in SEEDS if c not in sc.contenders]:
         rs = [r for r in runs if r.contender == con]
         if not rs:  # left out by --contenders
             continue
@@ -848,7 +860,7 @@ def main():
         return
     if os.geteuid() != 0:
         sys.exit("wanbench: must run as root (namespaces)")
-    known = set(CONTENDERS) | set(SWEEP)
+    known = set(CONTENDERS) | set(SEEDS) | set(SWEEP)
     bad = [c for c in (args.contenders or "").split(",") if c and c not in known]
     if bad:
         sys.exit(f"wanbench: unknown contender(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")

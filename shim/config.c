@@ -27,6 +27,7 @@ static const struct key keys[] = {
     {"SOBAS_MIN_WINDOW_MS", "min_window_ms", KEY_MS, FIELD(meas.min_window_us), "10"},
     {"SOBAS_MAX_WINDOW_MS", "max_window_ms", KEY_MS, FIELD(meas.max_window_us), "2000"},
     {"SOBAS_POLICY", "policy", KEY_POLICY, FIELD(policy), "sobas"},
+    {"SOBAS_BDP_BYTES", "bdp_bytes", KEY_SIZE, FIELD(bdp_bytes), "0 (C'·T from the probe)"},
     {"SOBAS_SENDER", "sender", KEY_BOOL, FIELD(sender), "1"},
     {"SOBAS_REEVAL_MS", "reeval_ms", KEY_PERIOD_MS, FIELD(reeval_ms), "0 (decide once)"},
     {"SOBAS_PROBE", "probe", KEY_BOOL, FIELD(probe), "1"},
@@ -34,8 +35,6 @@ static const struct key keys[] = {
     {"SOBAS_RING", "ring", KEY_RING, FIELD(ring), "/dev/shm/sobas-UID.ring"},
 };
 
-/* SOBAS_POLICY values, indexed by SOBAS_POLICY_*. */
-static const char *const policy_names[] = {"sobas", "off"};
 #undef FIELD
 
 void sobas_config_default(struct sobas_config *c) {
@@ -135,14 +134,22 @@ int sobas_config_set(struct sobas_config *c, const char *key, const char *value,
       *(uint32_t *)field = (uint32_t)v;
       return 0;
     }
-    case KEY_POLICY:
-      for (size_t i = 0; i < sizeof policy_names / sizeof *policy_names; i++)
-        if (strcasecmp(value, policy_names[i]) == 0) {
-          *(int *)field = (int)i;
+    case KEY_POLICY: {
+      /* fixed takes its S after a colon; the others are bare names. */
+      uint64_t bytes = 0;
+      if (strncasecmp(value, "fixed:", 6) == 0 && sobas_parse_size(value + 6, &bytes) == 0 && bytes > 0) {
+        *(int *)field = SOBAS_POLICY_FIXED;
+        c->policy_bytes = bytes;
+        return 0;
+      }
+      for (int i = SOBAS_POLICY_SOBAS; i < SOBAS_POLICY_FIXED; i++)
+        if (strcasecmp(value, sobas_policy_name((enum sobas_policy)i)) == 0) {
+          *(int *)field = i;
           return 0;
         }
-      warn_bad(k, value, "a policy (sobas, off)", warn, ctx);
+      warn_bad(k, value, "a policy (sobas, off, bdp, drs, fixed:BYTES)", warn, ctx);
       return -1;
+    }
     case KEY_RING:
       /* "off", a bare name (in /dev/shm) or an absolute path: a relative path would follow each
        * process's working directory. */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "measure.h"
+#include "sobas/policy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,7 +20,9 @@ struct sobas_config {
   uint64_t bulk_bytes;            /* SOBAS_BULK_BYTES: bytes moved before a flow is measured */
   int track_loopback;             /* SOBAS_TRACK_LOOPBACK: measure flows to 127/8 and ::1 too */
   struct sobas_meas_params meas;  /* SOBAS_MIN_WINDOW_MS, SOBAS_MAX_WINDOW_MS */
-  int policy;                     /* SOBAS_POLICY: SOBAS_POLICY_SOBAS, or _OFF (measure, never change a socket) */
+  int policy;                     /* SOBAS_POLICY: enum sobas_policy (sobas, off, bdp, drs, fixed:BYTES) */
+  uint64_t policy_bytes;          /* fixed:BYTES: the S it holds */
+  uint64_t bdp_bytes;             /* SOBAS_BDP_BYTES: policy bdp's S as the user knows it (0: C'·T from the probe) */
   int sender;                     /* SOBAS_SENDER: steer sending flows too, by pacing them (policy sobas) */
   uint32_t reeval_ms;             /* SOBAS_REEVAL_MS: re-run the search this long after a decision; 0 = never */
   int probe;                      /* SOBAS_PROBE: run the UDP side probe against the peer's sobasd */
@@ -28,7 +31,6 @@ struct sobas_config {
                                      "" = /dev/shm/sobas-UID.ring, "off" = none */
 };
 
-enum { SOBAS_POLICY_SOBAS = 0, SOBAS_POLICY_OFF = 1 };
 
 /* Receives one complete diagnostic line (no trailing newline). */
 typedef void (*sobas_warn_fn)(void *ctx, const char *line);

@@ -7,6 +7,7 @@
 #include "enforce.h"
 #include "measure.h"
 #include "sobas/engine.h"
+#include "sobas/policy.h"
 #include "sobas/sample.h"
 
 #ifdef __cplusplus
@@ -81,7 +82,8 @@ struct sobas_flow {
   uint64_t windows;
   uint64_t app_at_window;   /* app bytes when the current window opened */
   uint64_t app_last_window; /* app bytes the last closed window moved: sizes the check stride */
-  struct sobas_engine eng;  /* SOBAS's decision state (policy sobas) */
+  struct sobas_engine eng;  /* SOBAS's decision state (policy sobas; started for every policy, for its limits) */
+  struct sobas_window_policy pol; /* policies bdp, drs and fixed */
   struct sobas_hold hold;   /* what the engine's decisions did to the socket */
   uint32_t base_rtt_us;     /* least RTT seen: the T in S = R·T */
   uint32_t probe;           /* side-probe handle (0: none) */

@@ -36,6 +36,9 @@ static int active(void) { return __atomic_load_n(&sobas_proc.active, __ATOMIC_RE
  * makes (close of a flow, dup*, close_range, closefrom), never per read/write or per connection. */
 static int may_change(void) { return active() && getpid() == sobas_proc.pid; }
 static int logging(void) { return sobas_proc.cfg.log_path[0] != '\0'; }
+/* bdp, drs or fixed: a seed's policy sets receiving windows instead of the SOBAS engine. */
+static int seed_policy(void) { return sobas_proc.cfg.policy >= SOBAS_POLICY_BDP; }
+static enum sobas_state flow_state(const struct sobas_flow *f) { return seed_policy() ? f->pol.state : f->eng.state; }
 
 static const char *const role_names[] = {"none", "receiver", "sender", "both"};
 static const char *const origin_names[] = {"connect", "accept", "inherited"};
@@ -192,7 +195,7 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
                 f->base_rtt_us, s->rcv_mss, s->rcv_wnd, s->rcv_space, s->snd_cwnd, w->retrans, w->ooopack,
                 (unsigned long long)w->busy_us, (unsigned long long)w->rwnd_limited_us,
                 (unsigned long long)w->sndbuf_limited_us, s->snd_wnd,
-                sobas_limit_name((enum sobas_limit)f->last_limit), sobas_state_name(f->eng.state), (unsigned long long)f->hold.s,
+                sobas_limit_name((enum sobas_limit)f->last_limit), sobas_state_name(flow_state(f)), (unsigned long long)f->hold.s,
                 sobas_probe_status_name((enum sobas_probe_status)f->probe_status), pv->rtt_avg_us, pv->rtt_max_us,
                 pv->lost);
 }
@@ -214,7 +217,7 @@ static void log_decision(const struct sobas_flow *f, const struct sobas_action *
 }
 
 static uint8_t ring_lever(const struct sobas_flow *f) {
-  if (f->eng.state == SOBAS_ST_CONGESTED) return 3;
+  if (flow_state(f) == SOBAS_ST_CONGESTED) return 3;
   return f->hold.s == 0 ? 0 : f->hold.pace_Bps ? 4 : f->hold.rcvbuf ? 2 : 1;
 }
 
@@ -246,7 +249,8 @@ static void ring_emit(struct sobas_flow *f, enum sobas_ring_event ev) {
   r.event = (uint8_t)ev;
   r.family = ring_family(&f->peer);
   r.role = (uint8_t)role_of(f);
-  r.state = (f->flags & (SOBAS_FLOW_ENGINE | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_ENGINE ? (uint8_t)f->eng.state : 0;
+  r.state = (f->flags & (SOBAS_FLOW_ENGINE | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_ENGINE ? (uint8_t)flow_state(f) : 0;
+  r.policy = (uint8_t)sobas_proc.cfg.policy;
   r.why = f->last_why;
   r.probe = f->probe_status;
   r.probe_why = f->probe_none_why;
@@ -333,10 +337,15 @@ static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   ring_emit(f, SOBAS_EV_DECISION);
 }
 
-static int probe_wanted(void) { return sobas_proc.cfg.probe && sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS; }
+/* The probe serves SOBAS, and bdp when the user gave no size (C' is its bandwidth). */
+static int probe_wanted(void) {
+  const struct sobas_config *c = &sobas_proc.cfg;
+  return c->probe && (c->policy == SOBAS_POLICY_SOBAS || (c->policy == SOBAS_POLICY_BDP && !c->bdp_bytes));
+}
 
-/* The engine starts with the first window or the probe, whichever comes first; uncapped until C'. */
-static void engine_begin(struct sobas_flow *f, uint32_t rtt, int64_t t) {
+/* The engine starts with the first window or the probe, whichever comes first; uncapped until C'. The
+ * SOBAS engine's parameters bound every policy's S, so it starts whatever the policy. */
+static void engine_begin(int fd, struct sobas_flow *f, uint32_t rtt, int64_t t) {
   if (f->flags & SOBAS_FLOW_ENGINE) return;
   struct sobas_engine_params p;
   struct sobas_action a;
@@ -346,6 +355,12 @@ static void engine_begin(struct sobas_flow *f, uint32_t rtt, int64_t t) {
   if (f->flags & SOBAS_FLOW_SENDS) p.lift_queue_frac = 0.05;
   sobas_engine_start(&f->eng, &p, 0, rtt, t, &a);
   f->flags |= SOBAS_FLOW_ENGINE;
+  const struct sobas_config *c = &sobas_proc.cfg;
+  if (seed_policy() &&
+      sobas_policy_start(&f->pol, (enum sobas_policy)c->policy,
+                         c->policy == SOBAS_POLICY_FIXED ? c->policy_bytes : c->bdp_bytes, p.s_min, p.s_max,
+                         f->cap_bps, rtt, t, &a))
+    apply(fd, f, &a);
 }
 
 /* Asks for the side probe once per receiving flow, early (a quarter of the bulk threshold in): C' must
@@ -356,7 +371,7 @@ static void probe_open(int fd, struct sobas_flow *f) {
   learn_names(fd, f);
   take_sample(fd, &f->last); /* the handshake's RTT and the segment size, for the engine and the trains */
   learn_base_rtt(f);
-  engine_begin(f, f->base_rtt_us, sobas_now_ns() - f->t_open_ns);
+  engine_begin(fd, f, f->base_rtt_us, sobas_now_ns() - f->t_open_ns);
   if (f->base_rtt_us < f->eng.p.min_rtt_us) return; /* a LAN: the engine never steers it, nothing to probe */
   enum sobas_probe_none why;
   f->probe = sobas_probe_open(&f->local, &f->peer, (uint16_t)sobas_proc.cfg.probe_port, f->last.rcv_mss,
@@ -381,7 +396,10 @@ static void take_capacity(int fd, struct sobas_flow *f) {
     log_flow_line(f, "probe", "what=capacity cap_bps=%llu cap_trains=%u base_rtt_us=%u", (unsigned long long)cap,
                   trains, f->base_rtt_us);
   struct sobas_action a;
-  if (sobas_engine_capacity(&f->eng, cap, f->base_rtt_us, sobas_now_ns() - f->t_open_ns, &a)) apply(fd, f, &a);
+  int64_t t = sobas_now_ns() - f->t_open_ns;
+  if (seed_policy() ? sobas_policy_capacity(&f->pol, cap, f->base_rtt_us, t, &a)
+                    : sobas_engine_capacity(&f->eng, cap, f->base_rtt_us, t, &a))
+    apply(fd, f, &a);
 }
 
 /* This window's view of the probe; logs each change of its status. A handle the process no longer
@@ -449,9 +467,9 @@ static struct sobas_engine_input sender_input(struct sobas_flow *f, const struct
 static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, const struct sobas_probe_view *pv) {
   struct sobas_engine_input in = (f->flags & SOBAS_FLOW_SENDS) ? sender_input(f, w) : receiver_input(f, w, pv);
   struct sobas_action a;
-  engine_begin(f, in.rtt_us, w->t_start_ns - f->t_open_ns);
+  engine_begin(fd, f, in.rtt_us, w->t_start_ns - f->t_open_ns);
   f->last_rtt_us = in.rtt_us;
-  if (!sobas_engine_feed(&f->eng, &in, &a)) {
+  if (!(seed_policy() ? sobas_policy_feed(&f->pol, &in, &a) : sobas_engine_feed(&f->eng, &in, &a))) {
     /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked); a
      * paced sender drains whatever queue the window ended with. */
     if (f->hold.pace_Bps)
@@ -502,7 +520,7 @@ static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_windo
   if (logging())
     log_flow_line(f, "yield",
                   "role=sender from=%s why=peer-window rwnd_lim_us=%llu dur_us=%lld snd_wnd=%u tx_bps=%llu rtt_us=%u%s%s",
-                  sobas_state_name(f->eng.state), (unsigned long long)w->rwnd_limited_us,
+                  sobas_state_name(flow_state(f)), (unsigned long long)w->rwnd_limited_us,
                   (long long)((w->t_end_ns - w->t_start_ns) / 1000), f->last.snd_wnd,
                   (unsigned long long)w->tx_rate_bps, f->last.rtt_us, err ? " error=" : "", err ? strerror(-err) : "");
   ring_emit(f, SOBAS_EV_DECISION);
@@ -533,7 +551,9 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     f->app_at_window = total;
     struct sobas_probe_view pv;
     int sobas = sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS;
-    int steered = sobas && role == SOBAS_ROLE_RECEIVER && !(f->flags & SOBAS_FLOW_SENDS);
+    /* Every policy but off sets a receiver's window; only SOBAS paces a sender. */
+    int steered = sobas_proc.cfg.policy != SOBAS_POLICY_OFF && role == SOBAS_ROLE_RECEIVER &&
+                  !(f->flags & SOBAS_FLOW_SENDS);
     /* A sending flow is steered from its first window on, as a sender for good (a flow whose role
      * flips would otherwise have its engine fed two kinds of window); never one the application paces
      * itself. */

@@ -34,6 +34,9 @@ enum sobas_reason {
   SOBAS_WHY_LIFT,            /* held alone with no queue a while: S raised by lift_gain to see if the path gives more */
   SOBAS_WHY_LIFT_END,        /* the lift's rate did not grow: S = R·T of the rate it got (never below the S before) */
   SOBAS_WHY_PEER_WINDOW,     /* not the engine's: a sender held by its peer's window leaves the flow to the receiver's sobas */
+  SOBAS_WHY_FIXED,           /* policy fixed: the S the user gave (policy.h) */
+  SOBAS_WHY_BDP,             /* policy bdp: S = C'·T, or the bytes the user gave */
+  SOBAS_WHY_DRS,             /* policy drs: S = 2 x the bytes received per RTT, grown only */
 };
 
 /* Every tolerance the paper leaves open, named; defaults and their reasons in docs/engine.md. */

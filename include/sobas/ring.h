@@ -11,7 +11,7 @@ extern "C" {
 
 #define SOBAS_RING_MAGIC 0x31474e5253424f53ull /* "SOBSRNG1", little-endian */
 #define SOBAS_RING_ABI_MAJOR 1                 /* a reader refuses another major */
-#define SOBAS_RING_ABI_MINOR 2                 /* fields or values added in a minor keep the record size; 1: lever 4; 2: why 13, limit */
+#define SOBAS_RING_ABI_MINOR 2                 /* fields or values added in a minor keep the record size; 1: lever 4; 2: why 13-16, limit, policy */
 #define SOBAS_RING_HEADER_SIZE 4096
 #define SOBAS_RING_RECORD_SIZE 256
 #define SOBAS_RING_CAPACITY 8192               /* records: 2 MiB, a power of two */
@@ -60,14 +60,15 @@ struct sobas_ring_record {
   uint8_t family;           /* 4 or 6 */
   uint8_t role;             /* enum sobas_role */
   uint8_t state;            /* enum sobas_state, 0 before the engine started */
-  uint8_t why;              /* enum sobas_reason of the last decision (13 peer-window: a sender leaving the flow to its receiver; minor 2) */
+  uint8_t why;              /* enum sobas_reason of the last decision (minor 2: 13 peer-window, 14-16 the policies fixed, bdp, drs) */
   uint8_t probe;            /* enum sobas_probe_status: 0 off, 1 pending, 2 active, 3 none */
   uint8_t probe_why;        /* why the probe gave up (3) */
   uint8_t lever;            /* 0 none, 1 clamp, 2 lock+clamp, 3 released, 4 pacing (a sender; minor 1) */
   uint16_t lport, rport;
   uint8_t laddr[16], raddr[16]; /* IPv4 in the first 4 bytes */
   uint8_t limit;            /* enum sobas_limit: what held the flow back in its last window (minor 2; 0 before) */
-  uint8_t reserved1[3];
+  uint8_t policy;           /* enum sobas_policy of the writer (minor 2; 0, sobas, before) */
+  uint8_t reserved1[2];
   uint64_t rate_bps;        /* the last window's receive (receiver) or send (sender) rate */
   uint64_t s_bytes;         /* the window cap S, 0 = none */
   uint64_t bytes_received;  /* tcpi_bytes_received */

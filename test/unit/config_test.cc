@@ -150,7 +150,26 @@ TEST_F(ConfigTest, UnknownPolicyWarnsAndKeepsSobas) {
   EXPECT_EQ(sobas_config_set(&c, "SOBAS_POLICY", "bbr", collect, nullptr), -1);
   EXPECT_EQ(c.policy, SOBAS_POLICY_SOBAS);
   ASSERT_EQ(g_warnings.size(), 1u);
-  EXPECT_NE(g_warnings[0].find("SOBAS_POLICY=\"bbr\" is not a policy (sobas, off)"), std::string::npos);
+  EXPECT_NE(g_warnings[0].find("SOBAS_POLICY=\"bbr\" is not a policy (sobas, off, bdp, drs, fixed:BYTES)"),
+            std::string::npos);
+}
+
+TEST_F(ConfigTest, TheSeedsPoliciesParseAndFixedNeedsASize) {
+  EXPECT_EQ(sobas_config_set(&c, "SOBAS_POLICY", "bdp", collect, nullptr), 0);
+  EXPECT_EQ(c.policy, SOBAS_POLICY_BDP);
+  EXPECT_EQ(sobas_config_set(&c, "policy", "DRS", collect, nullptr), 0);
+  EXPECT_EQ(c.policy, SOBAS_POLICY_DRS);
+  EXPECT_EQ(sobas_config_set(&c, "SOBAS_POLICY", "fixed:550K", collect, nullptr), 0);
+  EXPECT_EQ(c.policy, SOBAS_POLICY_FIXED);
+  EXPECT_EQ(c.policy_bytes, 550u * 1024);
+  EXPECT_EQ(sobas_config_set(&c, "SOBAS_BDP_BYTES", "4M", collect, nullptr), 0);
+  EXPECT_EQ(c.bdp_bytes, 4u << 20);
+  EXPECT_TRUE(g_warnings.empty());
+  for (const char *bad : {"fixed", "fixed:", "fixed:0", "fixed:lots", "bdp:4M"}) {
+    EXPECT_EQ(sobas_config_set(&c, "SOBAS_POLICY", bad, collect, nullptr), -1) << bad;
+    EXPECT_EQ(c.policy, SOBAS_POLICY_FIXED) << bad << ": the last good value stays";
+  }
+  EXPECT_EQ(g_warnings.size(), 5u);
 }
 
 TEST_F(ConfigTest, SendersAreSteeredUnlessTurnedOff) {

@@ -16,7 +16,7 @@ const size_t sobas_ring_layout_c[] = {
     OFF(sobas_ring_record, event),              OFF(sobas_ring_record, lever),
     OFF(sobas_ring_record, lport),              OFF(sobas_ring_record, laddr),
     OFF(sobas_ring_record, raddr),              OFF(sobas_ring_record, limit),
-    OFF(sobas_ring_record, rate_bps),
+    OFF(sobas_ring_record, policy),             OFF(sobas_ring_record, rate_bps),
     OFF(sobas_ring_record, cap_bps),            OFF(sobas_ring_record, rtt_us),
     OFF(sobas_ring_record, age_ms),             OFF(sobas_ring_record, pad),
 };

@@ -24,7 +24,7 @@ namespace {
 // The ABI: these numbers are what readers of other builds rely on; changing one is a new major.
 const size_t kPinned[] = {
     4096, 8,   12,  20,  24,  32,  64,  128, 136, 256, 0,   8,   16,  24,  32,  40,
-    56,   63,  64,  68,  84,  100, 104, 144, 152, 172, 176,
+    56,   63,  64,  68,  84,  100, 101, 104, 144, 152, 172, 176,
 };
 const size_t kCxx[] = {
     sizeof(sobas_ring_header),          OFF(sobas_ring_header, abi_major), OFF(sobas_ring_header, header_size),
@@ -34,7 +34,7 @@ const size_t kCxx[] = {
     OFF(sobas_ring_record, t_ns),       OFF(sobas_ring_record, pid),       OFF(sobas_ring_record, flow_id),
     OFF(sobas_ring_record, comm),       OFF(sobas_ring_record, event),     OFF(sobas_ring_record, lever),
     OFF(sobas_ring_record, lport),      OFF(sobas_ring_record, laddr),     OFF(sobas_ring_record, raddr),
-    OFF(sobas_ring_record, limit),      OFF(sobas_ring_record, rate_bps),   OFF(sobas_ring_record, cap_bps),   OFF(sobas_ring_record, rtt_us),
+    OFF(sobas_ring_record, limit),      OFF(sobas_ring_record, policy),    OFF(sobas_ring_record, rate_bps),   OFF(sobas_ring_record, cap_bps),   OFF(sobas_ring_record, rtt_us),
     OFF(sobas_ring_record, age_ms),     OFF(sobas_ring_record, pad),
 };
 static_assert(sizeof(sobas_ring_header) == SOBAS_RING_HEADER_SIZE, "header is one page");

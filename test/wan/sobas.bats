@@ -66,7 +66,8 @@ competitor_stop() {
 # "bytes seconds retrans_total retrans_at_decision". COMPETITOR="START DURATION CC" adds a competing
 # TCP flow (START 0: already filling the buffer when the download starts); PORT=8081 asks the
 # preloaded server instead of the plain one; OUT=FILE keeps what was downloaded; CROSS_FOR=D ends the
-# cross traffic D (wanflood's --duration) after it starts, 1 s before the download.
+# cross traffic D (wanflood's --duration) after it starts, 1 s before the download; POLICY and BDP_BYTES
+# set a preloaded receiver's SOBAS_POLICY and SOBAS_BDP_BYTES.
 download() {
   local name=$1 mode=$2 limit=$3 loss=$4 cross=$5 file=${6:-file} dir=$BATS_TEST_TMPDIR
   rm -f "$dir/ready" "$dir/$name".*  # a repeated attempt starts afresh (the shim appends to its log)
@@ -97,7 +98,8 @@ download() {
   local r0 env=()
   r0=$(retrans)
   case $mode in
-    sobas) env=(env LD_PRELOAD="$LIB" SOBAS_LOG="$dir/$name.log") ;;
+    sobas) env=(env LD_PRELOAD="$LIB" SOBAS_LOG="$dir/$name.log" ${POLICY:+SOBAS_POLICY=$POLICY}
+                ${BDP_BYTES:+SOBAS_BDP_BYTES=$BDP_BYTES}) ;;
     off) env=(env LD_PRELOAD="$LIB" SOBAS_LOG="$dir/$name.log" SOBAS_POLICY=off) ;;
     *) env=(env) ;;
   esac
@@ -578,5 +580,34 @@ assert top(sender) == "peer-window", "the peer's window is not what holds the se
 assert top(writer) == "application", "the slow writer is not what holds its sender back"
 assert any(x.get("ev") == "yield" for x in parse(server_log)), "the sender held by the peer's window did not let go"
 assert not any(x.get("ev") == "decision" for x in parse(f"{d}/writer.log")), "decided on the application's rate"
+PY
+}
+
+# The seeds' policies beside SOBAS, on the receiver: fixed holds the S it is given, bdp the size the
+# user knows (SOBAS_BDP_BYTES; C'·T from sobasd otherwise, which this path has not), drs twice the
+# bytes received per round trip, growing as the flow grows. A held window of S carries S/T at most.
+@test "the seeds' policies hold a receiver's window: fixed:BYTES, bdp, drs" {
+  POLICY=fixed:256K valid_download fixed sobas 1000000 0 0 small
+  POLICY=bdp BDP_BYTES=300K valid_download bdp sobas 1000000 0 0 small
+  POLICY=drs valid_download drs sobas 1000000 0 0 small
+  python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import sys
+d = sys.argv[1]
+def run(name):
+    size, secs, *_ = open(f"{d}/{name}.result").read().split()
+    log = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(f"{d}/{name}.log")]
+    dec = [x for x in log if x.get("ev") == "decision"]
+    print(f"{name}: {int(size) * 8 / float(secs) / 1e6:.1f} Mb/s; " +
+          ", ".join(f"{x['t_ms']} ms {x['why']} s={x['s']}" for x in dec))
+    return int(size) * 8 / float(secs) / 1e6, dec, [x for x in log if x.get("ev") == "window"]
+for name, s in (("fixed", 256 << 10), ("bdp", 300 << 10)):
+    mbps, dec, wins = run(name)
+    assert [(x["why"], int(x["s"])) for x in dec] == [(name, s)], f"{name}: not one decision at {s}"
+    assert mbps <= 1.1 * s * 8 / 0.040 / 1e6, f"{name}: more than S/T: the window did not hold"
+mbps, dec, wins = run("drs")
+sizes = [int(x["s"]) for x in dec]
+assert all(x["why"] == "drs" for x in dec) and len(sizes) >= 3 and sizes == sorted(sizes), "drs did not grow S"
+assert sizes[-1] >= 2 * 500000, "drs below twice the path's BDP"
+assert mbps >= 80, "drs held the flow back"
 PY
 }
