@@ -263,3 +263,31 @@ PY
   echoes=$(grep "pid=$child .* ev=close " "$BATS_TEST_TMPDIR/fork.log" | grep -o ' probe_echoes=[0-9]*' | cut -d= -f2)
   [ "${echoes:-0}" -gt 10 ]
 }
+
+# `sobas path` from the receiver's namespace: a TCP connection to the HTTP server that sobasd can
+# verify, the probe's RTT and packet trains, and the advice they make; the same host's UDP port with
+# no sobasd gives the handshake's RTT and says C' is unknown; a host that does not resolve exits 2.
+@test "sobas path measures the emulated path with sobasd (RTT, C', BDP, buffer advice) and says what it cannot without" {
+  path 100M 500000
+  ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path --json 10.80.1.1:8080 > "$BATS_TEST_TMPDIR/path.json"
+  ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path 10.80.1.1:8080 > "$BATS_TEST_TMPDIR/path.txt"
+  ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path --json --probe-port 9529 10.80.1.1:8080 > "$BATS_TEST_TMPDIR/none.json"
+  stop_path
+  cat "$BATS_TEST_TMPDIR/path.txt"
+  python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import json, sys
+d = sys.argv[1]
+p, n = json.load(open(f"{d}/path.json")), json.load(open(f"{d}/none.json"))
+print(p, n, sep="\n")
+assert p["sobasd"] and 39000 <= p["rtt_us"] <= 41500, "the probe's RTT is not the path's 40 ms"
+assert 0.85e8 <= p["capacity_bps"] <= 1.15e8, "C' not within 15% of 100 Mb/s"
+assert 0.8 * 500000 <= p["bdp_bytes"] <= 1.2 * 500000 and p["buffer_bytes"] >= 2 * p["bdp_bytes"]
+assert p["sobas_max_s_bytes"] == p["bdp_bytes"] and p["gridftp_streams"] > 0
+assert not n["sobasd"] and n["capacity_bps"] == 0 and n["bdp_bytes"] == 0 and 39000 <= n["rtt_us"] <= 45000
+PY
+  grep -q "capacity C'  [0-9.]* Mb/s" "$BATS_TEST_TMPDIR/path.txt"
+  run "$BUILD/bin/sobas" path no-such-host.invalid
+  [ "$status" -eq 2 ] && [[ "$output" == *"cannot resolve"* ]]
+  run ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path 10.80.1.1:1
+  [ "$status" -eq 1 ] && [[ "$output" == *"does not answer"* ]]
+}

@@ -1,0 +1,382 @@
+// sobas_path.cc — `sobas path HOST[:PORT]`: measures the path to HOST (RTT; with a sobasd there, C' and forward loss) and advises buffers, sysctls, streams and SOBAS's S.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "path_advice.h"
+extern "C" {
+#include "probe_est.h"
+#include "sobas/probe.h"
+}
+
+namespace {
+
+constexpr int kProbes = 30;               // 100-byte probes, 10 ms apart: RTT and forward loss
+constexpr int kTrains = 5, kTrainLen = 32; // the paper's 5 trains, as the shim asks for them
+constexpr int64_t kListenNs = 1500000000;  // replies after the last probe was sent
+constexpr int kConnectMs = 3000;
+
+struct Options {
+  std::string host, port = "22";
+  uint16_t probe_port = SOBAS_PROBE_DEFAULT_PORT;
+  bool json = false;
+};
+
+[[noreturn]] void usage_error(const std::string &why) {
+  std::fprintf(stderr, "sobas path: %s; see sobas path --help\n", why.c_str());
+  std::exit(2);
+}
+
+void usage() {
+  std::printf(
+      "usage: sobas path [--json] [--probe-port N] HOST[:PORT]\n"
+      "Measures the path to HOST and says what a bulk TCP transfer over it needs: the RTT (from a TCP\n"
+      "connection to PORT, default 22, which sobasd verifies before it answers); with a sobasd on HOST,\n"
+      "the capacity C' from packet trains and the forward loss; then the BDP, Tierney's buffer and whether\n"
+      "this host's sysctls allow it (with the lines that would), GridFTP's parallel stream count for the\n"
+      "buffer this host gives, and the largest S SOBAS would hold.\n"
+      "  --json          one JSON object instead of text\n"
+      "  --probe-port N  sobasd's UDP port on HOST (default 9521)\n"
+      "Exit status: 0 measured; 1 HOST did not answer on PORT; 2 bad usage or HOST does not resolve.\n");
+}
+
+Options parse(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      usage();
+      std::exit(0);
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "--probe-port") {
+      if (i + 1 >= argc) usage_error("--probe-port needs a port");
+      char *end;
+      long p = std::strtol(argv[++i], &end, 10);
+      if (*end || p < 1 || p > 65535) usage_error(std::string("bad probe port '") + argv[i] + "'");
+      o.probe_port = uint16_t(p);
+    } else if (!a.empty() && a[0] == '-') {
+      usage_error("unknown option '" + a + "'");
+    } else if (o.host.empty()) {
+      // [v6]:port, host:port, or a bare host (a bare IPv6 address has several colons).
+      if (a[0] == '[') {
+        size_t close = a.find(']');
+        if (close == std::string::npos) usage_error("unclosed '[' in '" + a + "'");
+        o.host = a.substr(1, close - 1);
+        if (close + 1 < a.size()) {
+          if (a[close + 1] != ':') usage_error("expected :PORT after ']' in '" + a + "'");
+          o.port = a.substr(close + 2);
+        }
+      } else if (std::count(a.begin(), a.end(), ':') == 1) {
+        o.host = a.substr(0, a.find(':'));
+        o.port = a.substr(a.find(':') + 1);
+      } else {
+        o.host = a;
+      }
+      char *end;
+      long p = std::strtol(o.port.c_str(), &end, 10);
+      if (o.host.empty() || *end || p < 1 || p > 65535) usage_error("bad HOST[:PORT] '" + a + "'");
+    } else {
+      usage_error("one HOST only");
+    }
+  }
+  if (o.host.empty()) usage_error("no HOST given");
+  return o;
+}
+
+int64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+int64_t real_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The TCP connection sobasd verifies, and the RTT of its handshake.
+struct Connection {
+  int fd = -1;
+  sockaddr_storage local{}, peer{};
+  uint32_t rtt_us = 0;
+};
+
+std::string connect_any(const Options &o, Connection &c) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  int g = getaddrinfo(o.host.c_str(), o.port.c_str(), &hints, &res);
+  if (g != 0) {
+    std::fprintf(stderr, "sobas path: cannot resolve '%s': %s\n", o.host.c_str(), gai_strerror(g));
+    std::exit(2);
+  }
+  std::string why = "no address";
+  for (addrinfo *ai = res; ai; ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    int64_t t0 = mono_ns();
+    int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    pollfd p{fd, POLLOUT, 0};
+    int err = r == 0 ? 0 : errno;
+    if (r != 0 && errno == EINPROGRESS) {
+      err = poll(&p, 1, kConnectMs) == 1 ? 0 : ETIMEDOUT;
+      socklen_t len = sizeof err;
+      if (!err) getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    }
+    if (err == 0) {
+      c.fd = fd;
+      c.rtt_us = uint32_t((mono_ns() - t0) / 1000);
+      socklen_t l = sizeof c.local;
+      getsockname(fd, reinterpret_cast<sockaddr *>(&c.local), &l);
+      std::memcpy(&c.peer, ai->ai_addr, ai->ai_addrlen);
+      tcp_info ti{};
+      socklen_t tl = sizeof ti;
+      if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_rtt) c.rtt_us = ti.tcpi_rtt;
+      freeaddrinfo(res);
+      return "";
+    }
+    why = std::strerror(err);
+    close(fd);
+  }
+  freeaddrinfo(res);
+  return why;
+}
+
+// The wire's view of an endpoint: family, 16 address bytes (IPv4 in the first 4), port.
+uint8_t wire(const sockaddr_storage &s, uint8_t addr[16], uint16_t &port) {
+  std::memset(addr, 0, 16);
+  if (s.ss_family == AF_INET) {
+    auto *a = reinterpret_cast<const sockaddr_in *>(&s);
+    std::memcpy(addr, &a->sin_addr, 4);
+    port = ntohs(a->sin_port);
+    return 4;
+  }
+  auto *a = reinterpret_cast<const sockaddr_in6 *>(&s);
+  std::memcpy(addr, &a->sin6_addr, 16);
+  port = ntohs(a->sin6_port);
+  return 6;
+}
+
+// What the probe learned; echoes == 0: no sobasd answered.
+struct ProbeResult {
+  uint32_t sent = 0, echoes = 0, rtt_min_us = 0, rtt_avg_us = 0;
+  uint64_t lost = 0, cap_bps = 0;
+  uint32_t trains_used = 0;
+};
+
+ProbeResult probe(const Options &o, const Connection &c) {
+  ProbeResult r;
+  sobas_probe_msg base{};
+  base.flow.family = wire(c.local, base.flow.rcv_addr, base.flow.rcv_port);
+  wire(c.peer, base.flow.snd_addr, base.flow.snd_port);
+  base.nonce = std::random_device{}();
+  int fd = socket(c.peer.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return r;
+  int one = 1, rcvbuf = 1 << 20;
+  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  sockaddr_storage to = c.peer;
+  if (to.ss_family == AF_INET) reinterpret_cast<sockaddr_in *>(&to)->sin_port = htons(o.probe_port);
+  else reinterpret_cast<sockaddr_in6 *>(&to)->sin6_port = htons(o.probe_port);
+  // Probes leave from the address the TCP connection uses: sobasd checks that they are its flow's.
+  sockaddr_storage from = c.local;
+  if (from.ss_family == AF_INET) reinterpret_cast<sockaddr_in *>(&from)->sin_port = 0;
+  else reinterpret_cast<sockaddr_in6 *>(&from)->sin6_port = 0;
+  socklen_t alen = from.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+  if (bind(fd, reinterpret_cast<sockaddr *>(&from), alen) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr *>(&to), alen) != 0) {
+    close(fd);
+    return r;
+  }
+  uint16_t size = base.flow.family == 6 ? 1452 : SOBAS_TRAIN_MAX_SIZE;
+  sobas_echo_est est{};
+  std::vector<std::vector<int64_t>> arrivals(kTrains, std::vector<int64_t>(kTrainLen, 0));
+  uint16_t train_count = 0;
+  auto send = [&](sobas_probe_msg m) {
+    uint8_t buf[SOBAS_PROBE_LEN];
+    int n = sobas_probe_encode(&m, buf, sizeof buf);
+    if (n > 0) ::send(fd, buf, size_t(n), MSG_NOSIGNAL);
+  };
+  int64_t next = mono_ns(), end = next + kProbes * 10000000LL + kListenNs;
+  while (mono_ns() < end) {
+    int64_t now = mono_ns();
+    if (r.sent < kProbes && now >= next) {
+      sobas_probe_msg m = base;
+      m.type = SOBAS_MSG_PROBE;
+      m.seq = r.sent++;
+      m.ts = uint64_t(real_ns());
+      send(m);
+      if (r.sent == 3) {  // trains once sobasd has seen the flow (its first probes verify it)
+        sobas_probe_msg t = base;
+        t.type = SOBAS_MSG_TRAIN_REQ;
+        t.seq = 1;
+        t.trains = kTrains;
+        t.train_len = kTrainLen;
+        t.pkt_size = size;
+        send(t);
+      }
+      next += 10000000;
+    }
+    pollfd p{fd, POLLIN, 0};
+    poll(&p, 1, 5);
+    for (;;) {
+      uint8_t buf[2048];
+      union {
+        cmsghdr align;
+        char b[CMSG_SPACE(sizeof(timespec))];
+      } ctl;
+      iovec iov{buf, sizeof buf};
+      msghdr mh{};
+      mh.msg_iov = &iov;
+      mh.msg_iovlen = 1;
+      mh.msg_control = ctl.b;
+      mh.msg_controllen = sizeof ctl.b;
+      ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
+      if (n < 0) break;
+      int64_t rx = 0;
+      for (cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+          timespec ts;
+          std::memcpy(&ts, CMSG_DATA(cm), sizeof ts);
+          rx = int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+        }
+      if (!rx) rx = real_ns();
+      sobas_probe_msg m;
+      if (sobas_probe_decode(buf, size_t(n), &m) != SOBAS_PROBE_OK || m.nonce != base.nonce) continue;
+      if (m.type == SOBAS_MSG_ECHO && m.seq < r.sent && rx > int64_t(m.ts)) {
+        sobas_echo_add(&est, m.rsp_seq, uint32_t((rx - int64_t(m.ts)) / 1000));
+      } else if (m.type == SOBAS_MSG_TRAIN && m.trains < kTrains && m.train_len < kTrainLen) {
+        arrivals[m.trains][m.train_len] = rx;
+        train_count = m.count;
+      }
+    }
+  }
+  close(fd);
+  sobas_echo_window w;
+  sobas_echo_take(&est, &w);
+  r.echoes = uint32_t(w.received_total);
+  r.rtt_min_us = w.rtt_min_us;
+  r.rtt_avg_us = w.rtt_avg_us;
+  r.lost = w.lost_total;
+  if (train_count >= 2) {
+    uint64_t rates[kTrains];
+    uint32_t ip = sobas_train_ip_bytes(size, base.flow.family);
+    for (int t = 0; t < kTrains; t++) {
+      rates[t] = sobas_train_rate_bps(arrivals[t].data(), std::min<uint32_t>(train_count, kTrainLen), ip);
+      r.trains_used += rates[t] != 0;
+    }
+    r.cap_bps = sobas_capacity_bps(rates, kTrains, 3);
+  }
+  return r;
+}
+
+uint64_t read_u64(const char *path, int field = 0) {
+  std::ifstream f(path);
+  uint64_t v = 0;
+  for (int i = 0; i <= field && (f >> v); i++) {
+  }
+  return f ? v : 0;
+}
+
+std::string human_bytes(uint64_t b) {
+  char s[32];
+  if (b >= (1u << 20)) std::snprintf(s, sizeof s, "%.1f MiB", double(b) / (1 << 20));
+  else std::snprintf(s, sizeof s, "%.0f KiB", double(b) / 1024);
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Options o = parse(argc, argv);
+  Connection c;
+  std::string why = connect_any(o, c);
+  if (c.fd < 0) {
+    std::fprintf(stderr, "sobas path: %s does not answer on TCP port %s: %s\n", o.host.c_str(), o.port.c_str(),
+                 why.c_str());
+    return 1;
+  }
+  ProbeResult pr = probe(o, c);
+  close(c.fd);
+  sobas::PathFacts f;
+  f.rtt_us = pr.echoes ? pr.rtt_min_us : c.rtt_us;
+  f.cap_bps = pr.cap_bps;
+  f.rmem_max = read_u64("/proc/sys/net/core/rmem_max");
+  f.wmem_max = read_u64("/proc/sys/net/core/wmem_max");
+  for (int i = 0; i < 3; i++) {
+    f.tcp_rmem[i] = read_u64("/proc/sys/net/ipv4/tcp_rmem", i);
+    f.tcp_wmem[i] = read_u64("/proc/sys/net/ipv4/tcp_wmem", i);
+  }
+  sobas::PathAdvice a = sobas::advise(f);
+  const char *rtt_from = pr.echoes ? "sobasd's echoes" : "the TCP handshake";
+  if (o.json) {
+    std::printf("{\"host\":\"%s\",\"port\":%s,\"rtt_us\":%u,\"rtt_from\":\"%s\",\"sobasd\":%s,\"capacity_bps\":%" PRIu64
+                ",\"trains\":%u,\"probes\":%u,\"echoes\":%u,\"forward_lost\":%" PRIu64 ",\"bdp_bytes\":%" PRIu64
+                ",\"buffer_bytes\":%" PRIu64 ",\"receive_ok\":%s,\"send_ok\":%s,\"sysctl\":[",
+                o.host.c_str(), o.port.c_str(), f.rtt_us, rtt_from, pr.echoes ? "true" : "false", pr.cap_bps,
+                pr.trains_used, pr.sent, pr.echoes, pr.lost, a.bdp_bytes, a.buffer_bytes,
+                a.bdp_bytes ? (a.rcv_ok ? "true" : "false") : "null", a.bdp_bytes ? (a.snd_ok ? "true" : "false") : "null");
+    for (size_t i = 0; i < a.sysctl.size(); i++) std::printf("%s\"%s\"", i ? "," : "", a.sysctl[i].c_str());
+    std::printf("],\"host_buffer_bytes\":%" PRIu64 ",\"gridftp_streams\":%.1f,\"sobas_max_s_bytes\":%" PRIu64 "}\n",
+                a.host_buffer_bytes, a.gridftp_streams, a.sobas_max_s);
+    return 0;
+  }
+  std::printf("path to %s (TCP port %s)\n", o.host.c_str(), o.port.c_str());
+  if (f.rtt_us >= 1000) std::printf("  RTT          %.1f ms (from %s)\n", f.rtt_us / 1000.0, rtt_from);
+  else std::printf("  RTT          %u us (from %s)\n", f.rtt_us, rtt_from);
+  if (pr.echoes) {
+    std::printf("  forward loss %" PRIu64 " of %u probes\n", pr.lost, pr.sent);
+    if (pr.cap_bps)
+      std::printf("  capacity C'  %.1f Mb/s (%u of %d packet trains usable)\n", pr.cap_bps / 1e6, pr.trains_used,
+                  kTrains);
+    else
+      std::printf("  capacity C'  unknown: too few packet trains came back (%u of %d usable)\n", pr.trains_used,
+                  kTrains);
+  } else {
+    std::printf("  capacity C'  unknown: no sobasd answered on UDP port %u (run sobasd on %s for C' and loss)\n",
+                o.probe_port, o.host.c_str());
+  }
+  if (a.bdp_bytes) {
+    std::printf("  BDP          %s (C' x RTT)\n", human_bytes(a.bdp_bytes).c_str());
+    std::printf("  buffer       %s per socket (Tierney: bandwidth x RTT, doubled: Linux gives TCP about half of a\n"
+                "               buffer as window); this host %s it for receiving and %s it for sending\n",
+                human_bytes(a.buffer_bytes).c_str(), a.rcv_ok ? "allows" : "does NOT allow",
+                a.snd_ok ? "allows" : "does NOT allow");
+    if (!a.sysctl.empty()) {
+      std::printf("  to allow it, as root:\n");
+      for (const auto &l : a.sysctl) std::printf("    sysctl -w '%s'\n", l.c_str());
+      std::printf("  or for good, in /etc/sysctl.d/90-sobas.conf:\n");
+      for (const auto &l : a.sysctl) std::printf("    %s\n", l.c_str());
+    }
+    std::printf("  the peer     needs the same %s send buffer for downloads (its net.ipv4.tcp_wmem), receive\n"
+                "               buffer for uploads\n", human_bytes(a.buffer_bytes).c_str());
+    std::printf("  SOBAS        holds S = R x T: at most %s (C' x T) on a path it has alone, less beside cross\n"
+                "               traffic (R is measured during the transfer)\n", human_bytes(a.sobas_max_s).c_str());
+  } else {
+    std::printf("  BDP          unknown without C'\n");
+  }
+  if (a.gridftp_streams > 0)
+    std::printf("  GridFTP      %.1f parallel streams for this host's %s window (%s buffer): Po = 155 x RTT_ms /\n"
+                "               Bo_KB^0.86, fitted at 1 Gb/s and 5-50 ms; a single SOBAS stream cannot exceed the window\n",
+                a.gridftp_streams, human_bytes(a.host_buffer_bytes / 2).c_str(),
+                human_bytes(a.host_buffer_bytes).c_str());
+  return 0;
+}
