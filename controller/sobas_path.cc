@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "clocks.h"
 #include "path_advice.h"
 extern "C" {
 #include "probe_est.h"
@@ -54,6 +55,7 @@ void usage() {
       "buffer this host gives, and the largest S SOBAS would hold.\n"
       "  --json          one JSON object instead of text\n"
       "  --probe-port N  sobasd's UDP port on HOST (default 9521)\n"
+      "  -V, --version   print the version\n"
       "Exit status: 0 measured; 1 HOST did not answer on PORT; 2 bad usage or HOST does not resolve.\n");
 }
 
@@ -63,6 +65,9 @@ Options parse(int argc, char **argv) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       usage();
+      std::exit(0);
+    } else if (a == "-V" || a == "--version") {
+      std::printf("sobas-path %s\n", SOBAS_VERSION);
       std::exit(0);
     } else if (a == "--json") {
       o.json = true;
@@ -101,17 +106,8 @@ Options parse(int argc, char **argv) {
   return o;
 }
 
-int64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-int64_t real_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+using sobas::mono_ns;
+using sobas::real_ns;
 
 // The TCP connection sobasd verifies, and the RTT of its handshake.
 struct Connection {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "clocks.h"
 #include "ring_file.h"
 #include "measure.h"
 #include "sobas/engine.h"
@@ -27,17 +28,8 @@
 
 namespace {
 
-int64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-int64_t real_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+using sobas::mono_ns;
+using sobas::real_ns;
 
 const char *event_name(uint8_t e) {
   static const char *const n[] = {"?", "open", "sample", "decision", "close"};
@@ -407,6 +399,7 @@ void usage(FILE *to) {
                "  --prometheus FILE also write node_exporter textfile metrics there, atomically, each refresh\n"
                "  --stale SECONDS   forget a flow with no record for this long (default 10); closed flows\n"
                "                    stay on show for 5 s\n"
+               "  -V, --version     print the version\n"
                "Keys: < > sort column, r reverse, b bits/bytes, / filter, p or space pause, h help, q quit.\n");
 }
 
@@ -437,6 +430,9 @@ Options parse(int argc, char **argv) {
     };
     if (a == "-h" || a == "--help") {
       usage(stdout);
+      std::exit(0);
+    } else if (a == "-V" || a == "--version") {
+      std::printf("sobas-top %s\n", SOBAS_VERSION);
       std::exit(0);
     } else if (a == "--ring") o.ring = val();
     else if (a == "-d") o.delay = seconds_arg("-d", val());
