@@ -628,7 +628,8 @@ void usage(FILE *to) {
                "  --verify-rate N      connection lookups per second, all peers (default 200)\n"
                "  --verify-cache-ms N  how long a lookup's answer holds (default 3000)\n"
                "  --max-flows N        flows remembered at once (default 4096)\n"
-               "  --stats FILE         write counters as JSON on SIGUSR1 and at exit\n",
+               "  --stats FILE         write counters as JSON on SIGUSR1 and at exit\n"
+               "  -V, --version        print the version\n",
                SOBAS_PROBE_DEFAULT_PORT, SOBAS_TRAIN_MAX_TRAINS, SOBAS_TRAIN_MAX_LEN);
 }
 
@@ -659,6 +660,9 @@ Options parse(int argc, char **argv) {
     };
     if (a == "--help" || a == "-h") {
       usage(stdout);
+      std::exit(0);
+    } else if (a == "--version" || a == "-V") {
+      std::printf("sobasd %s\n", SOBAS_VERSION);
       std::exit(0);
     } else if (a == "--port") o.port = uint16_t(number("--port", val(), 1, 65535));
     else if (a == "--listen") o.listen.push_back(val());

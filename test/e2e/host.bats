@@ -23,13 +23,18 @@ start_http() {
   return 1
 }
 
-@test "sobas --help and --version" {
+@test "sobas --help and --version; sobasd, sobas-top and sobas-path --version" {
   run sobas_cmd --help
   [ "$status" -eq 0 ]
   [[ "$output" == usage:* ]]
   run sobas_cmd --version
   [ "$status" -eq 0 ]
   [[ "$output" =~ ^sobas\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+  local prog
+  for prog in sobasd sobas-top sobas-path; do
+    run "$BUILD/bin/$prog" --version
+    [ "$status" -eq 0 ] && [[ "$output" =~ ^$prog\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "$prog: $output"; return 1; }
+  done
 }
 
 @test "an installed tree works: sobas finds its library relative to itself" {
@@ -51,6 +56,26 @@ start_http() {
   [ "$exported" = "$listed" ]
   # what the shim itself links (an ASan build's runtime brings libstdc++ along, the shim does not)
   [ -z "$(readelf -d "$SOBAS_LIB" | grep NEEDED | grep 'libstdc++')" ] # a bare '! cmd' would never fail a bats test
+}
+
+# The manual pages render without a warning, are installed by section, and document every option the
+# programs' --help lists (a new option without its manual entry fails here).
+@test "man pages: render cleanly, install by section, name every option of --help" {
+  local page opt prefix=$BATS_TEST_TMPDIR/prefix
+  for page in "$REPO"/docs/man/*.[0-9]; do
+    run env LC_ALL=C groff -man -Tutf8 -ww -z "$page"
+    [ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$page: $output"; return 1; }
+  done
+  cmake --install "$BUILD" --prefix "$prefix" >/dev/null
+  for page in man1/sobas.1 man1/sobas-top.1 man8/sobasd.8 man5/sobas.conf.5 man7/libsobas.7; do
+    [ -f "$prefix/share/man/$page" ] || { echo "not installed: $page"; return 1; }
+  done
+  for prog in sobas:sobas.1 sobas-top:sobas-top.1 sobasd:sobasd.8; do
+    for opt in $("$BUILD/bin/${prog%%:*}" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+      # roff escapes each hyphen: --probe-port is \-\-probe\-port in the source
+      grep -qF -- "$(echo "$opt" | sed 's/-/\\-/g')" "$REPO/docs/man/${prog#*:}" || { echo "${prog#*:}: no $opt"; return 1; }
+    done
+  done
 }
 
 @test "sobas rejects bad usage with exit 2 and one clear line" {
