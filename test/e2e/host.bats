@@ -60,15 +60,16 @@ start_http() {
 
 # The manual pages render without a warning, are installed by section, and document every option the
 # programs' --help lists (a new option without its manual entry fails here).
-@test "man pages: render cleanly, install by section, name every option of --help" {
+@test "man pages: render cleanly, install by section (with the bash completions), name every option of --help" {
   local page opt prefix=$BATS_TEST_TMPDIR/prefix
   for page in "$REPO"/docs/man/*.[0-9]; do
     run env LC_ALL=C groff -man -Tutf8 -ww -z "$page"
     [ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$page: $output"; return 1; }
   done
   cmake --install "$BUILD" --prefix "$prefix" >/dev/null
-  for page in man1/sobas.1 man1/sobas-top.1 man8/sobasd.8 man5/sobas.conf.5 man7/libsobas.7; do
-    [ -f "$prefix/share/man/$page" ] || { echo "not installed: $page"; return 1; }
+  for page in man/man1/sobas.1 man/man1/sobas-top.1 man/man8/sobasd.8 man/man5/sobas.conf.5 man/man7/libsobas.7 \
+    bash-completion/completions/sobas bash-completion/completions/sobas-top bash-completion/completions/sobasd; do
+    [ -f "$prefix/share/$page" ] || { echo "not installed: $page"; return 1; }
   done
   for prog in sobas:sobas.1 sobas-top:sobas-top.1 sobasd:sobasd.8; do
     for opt in $("$BUILD/bin/${prog%%:*}" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
@@ -76,6 +77,23 @@ start_http() {
       grep -qF -- "$(echo "$opt" | sed 's/-/\\-/g')" "$REPO/docs/man/${prog#*:}" || { echo "${prog#*:}: no $opt"; return 1; }
     done
   done
+}
+
+# Bash completion: each program's options, sobas's `path` and its options, a file after --log.
+@test "bash completion: options of sobas, sobas path, sobas-top and sobasd" {
+  run bash -c '
+    _command_offset() { COMPREPLY=(COMMAND); }  # bash-completion'"'"'s; only sobas'"'"'s own words are under test
+    source "$1"
+    c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _$(echo "$1" | tr - _); echo "$*: ${COMPREPLY[*]}"; }
+    c sobas --lo; c sobas path --j; c sobas-top --pro; c sobasd --train-l; c sobas rsync -a
+  ' _ "$REPO/controller/sobas.bash-completion"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"sobas --lo: --log --loopback"* ]]
+  [[ "$output" == *"sobas path --j: --json"* ]]
+  [[ "$output" == *"sobas-top --pro: --prometheus"* ]]
+  [[ "$output" == *"sobasd --train-l: --train-len"* ]]
+  [[ "$output" == *"sobas rsync -a: COMMAND"* ]]
 }
 
 @test "sobas rejects bad usage with exit 2 and one clear line" {
