@@ -47,6 +47,12 @@ start_http() {
   LD_PRELOAD=${SOBAS_ASAN_RUNTIME:-} run "$prefix/bin/sobas" sh -c 'echo "$LD_PRELOAD"'
   [ "$status" -eq 0 ]
   [[ "$output" == *"$(readlink -f "$lib")" ]]
+  # The systemd unit runs the sobasd this install put there, and its documentation exists.
+  local unit=$prefix/lib/systemd/system/sobasd.service
+  grep -qx "ExecStart=$prefix/sbin/sobasd" "$unit"
+  [ -x "$prefix/sbin/sobasd" ]
+  grep -qx "Documentation=man:sobasd(8)" "$unit"
+  [ -f "$prefix/share/man/man8/sobasd.8" ]
 }
 
 @test "libsobas.so exports exactly the interposed calls and needs no C++ runtime" {
