@@ -2,6 +2,7 @@
 # host.bats — what a user sees: the sobas command, configuration, pass-through, exec, inherited sockets.
 
 load helpers
+bats_require_minimum_version 1.5.0  # `run -N`
 
 setup() {
   require_root_and_build
@@ -102,18 +103,36 @@ start_http() {
   [[ "$output" == *"sobas rsync -a: COMMAND"* ]]
 }
 
-@test "sobas rejects bad usage with exit 2 and one clear line" {
+@test "sobas rejects bad usage with exit 125 (as env) and one clear line" {
   run sobas_cmd
-  [ "$status" -eq 2 ]
+  [ "$status" -eq 125 ]
   [ "$output" = "sobas: no command given; see sobas --help" ]
   run sobas_cmd --frobnicate true
-  [ "$status" -eq 2 ]
+  [ "$status" -eq 125 ]
   [[ "$output" == *"unknown option '--frobnicate'"* ]]
   run sobas_cmd --log relative.log true
-  [ "$status" -eq 2 ]
+  [ "$status" -eq 125 ]
   [[ "$output" == *"absolute path"* ]]
   run sobas_cmd --log
-  [ "$status" -eq 2 ]
+  [ "$status" -eq 125 ]
+}
+
+# A program the loader will not preload runs as it is, with one line saying so; a command's own exit
+# status passes through, 2 included.
+@test "sobas says it cannot reach static and setuid programs, runs them, and passes every exit status" {
+  run sobas_cmd "$BUILD/test/programs/static_echo" hello
+  [ "$status" -eq 0 ]
+  [ "$output" = "sobas: $BUILD/test/programs/static_echo is statically linked: it cannot be preloaded; running it without sobas
+hello" ]
+  cp "$BUILD/test/programs/static_echo" "$BATS_TEST_TMPDIR/suid_echo"
+  chmod u+s "$BATS_TEST_TMPDIR/suid_echo"
+  run sobas_cmd "$BATS_TEST_TMPDIR/suid_echo" hi
+  [ "$status" -eq 0 ]
+  [[ "$output" == "sobas: $BATS_TEST_TMPDIR/suid_echo is setuid or setgid"*$'\n'hi ]]
+  run sobas_cmd sh -c 'exit 2'
+  [ "$status" -eq 2 ] && [ -z "$output" ]
+  run -127 sobas_cmd no-such-command-here
+  [ "$status" -eq 127 ]
 }
 
 @test "sobas appends to an existing LD_PRELOAD and passes the exit code through" {
