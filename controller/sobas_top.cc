@@ -55,15 +55,39 @@ std::string addr_text(uint8_t family, const uint8_t *a, uint16_t port) {
   return family == 6 ? "[" + std::string(ip) + "]:" + std::to_string(port) : std::string(ip) + ":" + std::to_string(port);
 }
 
+// How many bytes of well-formed UTF-8 start at s[i] (0: none): a program name is any 15 bytes a
+// process chose, cut where the kernel cut it.
+size_t utf8_len(const std::string &s, size_t i) {
+  unsigned char c = s[i];
+  size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+  if (!n || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; k++)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  unsigned char c1 = s[i + 1];
+  if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 > 0x8f))
+    return 0;  // overlong, a surrogate, or past U+10FFFF
+  return n;
+}
+
+// A JSON string's contents: UTF-8 kept as it is, control characters escaped, a byte that is not
+// UTF-8 replaced by U+FFFD.
 std::string json_escape(const std::string &s) {
   std::string o;
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += char(c);
-    else if (c < 0x20 || c >= 0x7f) {
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = s[i];
+    if (c == '"' || c == '\\') {
+      o += '\\', o += char(c), i++;
+    } else if (c < 0x20 || c == 0x7f) {
       char b[8];
       std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else o += char(c);
+      o += b, i++;
+    } else if (c < 0x80) {
+      o += char(c), i++;
+    } else if (size_t n = utf8_len(s, i)) {
+      o.append(s, i, n), i += n;
+    } else {
+      o += "\\ufffd", i++;
+    }
   }
   return o;
 }

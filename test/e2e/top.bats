@@ -57,6 +57,21 @@ assert f["ts"] > 1.7e9
 PY
 }
 
+# A program's name is whatever bytes it chose, cut at 15: UTF-8 stays UTF-8 in --json, and the byte
+# the cut left without its continuation becomes U+FFFD (it was a \u00XX per byte, garbled).
+@test "sobas-top --json keeps a UTF-8 program name and replaces a cut character" {
+  in_cli env LD_PRELOAD="$PRELOAD" SOBAS_RING="$RING" bash -c 'exec -a "$0" curl -sS -o /dev/null "http://$1:8080/f16"' \
+    "ééééééééé" "$NETNS_SRV_IP"
+  run "$TOP" --ring "$RING" --once --json
+  [ "$status" -eq 0 ]
+  python3 - "$output" <<'PY'
+import json, sys
+names = [json.loads(l)["program"] for l in sys.argv[1].splitlines()]
+print(names)
+assert "ééééééé\ufffd" in names, names
+PY
+}
+
 @test "sobas-top -b: plain text, no escape codes, survives SIGHUP" {
   fetch "$BATS_TEST_TMPDIR/log" 3 3>&- &
   sleep 1.5
