@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <arpa/inet.h>
+#include <cctype>
 #include <cerrno>
 #include <cinttypes>
 #include <clocale>
@@ -94,6 +95,11 @@ std::string json_escape(const std::string &s) {
 
 // The program name as the record carries it: at most 15 bytes, NUL-padded; never trusted to end.
 std::string comm_of(const sobas_ring_record &r) { return std::string(r.comm, strnlen(r.comm, sizeof r.comm)); }
+
+std::string lower(std::string s) {
+  for (char &c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 
 // What held the flow back in its last window, in words: the shim's reading of the kernel (ring minor
 // 2), with sobas's own state beside it where that explains the reading.
@@ -191,12 +197,22 @@ struct Options {
   double delay = 1.0;
   double stale = 10.0;
   std::string prometheus;
+  std::vector<int> columns;  // --columns; empty: all in tables, kNarrow in a terminal
 };
 
 enum Column { C_PID, C_PROG, C_LOCAL, C_REMOTE, C_STATE, C_RATE, C_RTT, C_S, C_WND, C_RETR, C_AGE, C_PROBE, C_LIMIT, N_COLS };
 const char *const kHeads[N_COLS] = {"PID", "PROGRAM", "LOCAL", "REMOTE", "STATE", "RATE", "RTT", "S", "WINDOW",
                                     "RETR", "AGE", "PROBE", "LIMITED BY"};
-const int kWidths[N_COLS] = {7, 15, 22, 22, 11, 10, 8, 9, 9, 6, 7, 7, 20};
+const char *const kKeys[N_COLS] = {"pid", "program", "local", "remote", "state", "rate", "rtt", "s", "window",
+                                   "retr", "age", "probe", "limit"};
+const int kWidths[N_COLS] = {7, 12, 22, 21, 10, 9, 7, 8, 8, 5, 6, 7, 20};
+// What fits 80 columns: RATE and RTT for every flow, LIMITED BY in whatever is left.
+const std::vector<int> kNarrow = {C_PID, C_PROG, C_REMOTE, C_STATE, C_RATE, C_RTT, C_S, C_LIMIT};
+std::vector<int> all_columns() {
+  std::vector<int> v;
+  for (int c = 0; c < N_COLS; c++) v.push_back(c);
+  return v;
+}
 
 std::string human(double v, bool bits, const char *unit_b, const char *unit_B) {
   const char *u = bits ? unit_b : unit_B;
@@ -280,7 +296,7 @@ class Monitor {
       if (!filter.empty()) {
         std::string hay = comm_of(f.r) + " " + cell(f, C_LOCAL, bits) + " " + cell(f, C_REMOTE, bits) + " " +
                           std::to_string(f.r.pid) + " " + state_name(f.r.state);
-        if (hay.find(filter) == std::string::npos) continue;
+        if (lower(hay).find(lower(filter)) == std::string::npos) continue;
       }
       v.push_back(f);
     }
@@ -306,12 +322,12 @@ class Monitor {
     return b;
   }
 
-  void print_table(FILE *out, int sort, bool reverse, bool bits) const {
+  void print_table(FILE *out, int sort, bool reverse, bool bits, const std::vector<int> &cols) const {
     std::fprintf(out, "%s\n", header_line(bits).c_str());
-    for (int c = 0; c < N_COLS; c++) std::fprintf(out, "%-*s ", kWidths[c], kHeads[c]);
+    for (int c : cols) std::fprintf(out, "%-*s ", kWidths[c], kHeads[c]);
     std::fputc('\n', out);
     for (const Flow &f : rows(sort, reverse, "", bits)) {
-      for (int c = 0; c < N_COLS; c++) std::fprintf(out, "%-*s ", kWidths[c], cell(f, c, bits).c_str());
+      for (int c : cols) std::fprintf(out, "%-*s ", kWidths[c], cell(f, c, bits).c_str());
       std::fputc('\n', out);
     }
     std::fflush(out);
@@ -423,8 +439,12 @@ void usage(FILE *to) {
                "  --prometheus FILE also write node_exporter textfile metrics there, atomically, each refresh\n"
                "  --stale SECONDS   forget a flow with no record for this long (default 10); closed flows\n"
                "                    stay on show for 5 s\n"
+               "  --columns LIST    the columns to show, comma-separated (pid,program,local,remote,state,rate,\n"
+               "                    rtt,s,window,retr,age,probe,limit) or all; default: all in tables, in a\n"
+               "                    terminal those that fit 80 columns (c shows all)\n"
                "  -V, --version     print the version\n"
-               "Keys: < > sort column, r reverse, b bits/bytes, / filter, p or space pause, h help, q quit.\n");
+               "Keys: < > sort column, r reverse, b bits/bytes, c all columns, arrows PgUp PgDn Home End\n"
+               "      scroll, / filter (any case), p or space pause, h help, q quit.\n");
 }
 
 double seconds_arg(const char *opt, const char *v) {
@@ -435,6 +455,29 @@ double seconds_arg(const char *opt, const char *v) {
     std::exit(2);
   }
   return d;
+}
+
+// --columns: names (as kKeys, any case) separated by commas, or "all".
+std::vector<int> columns_arg(const char *v) {
+  std::vector<int> out;
+  std::string list = lower(v ? v : ""), name;
+  if (list == "all") return all_columns();
+  for (size_t i = 0; i <= list.size(); i++) {
+    if (i < list.size() && list[i] != ',') {
+      name += list[i];
+      continue;
+    }
+    int c = int(std::find(kKeys, kKeys + N_COLS, name) - kKeys);
+    if (c == N_COLS) {
+      std::string known;
+      for (const char *k : kKeys) known += std::string(known.empty() ? "" : ",") + k;
+      std::fprintf(stderr, "sobas-top: --columns: no column '%s' (columns: %s, or all)\n", name.c_str(), known.c_str());
+      std::exit(2);
+    }
+    out.push_back(c);
+    name.clear();
+  }
+  return out;
 }
 
 Options parse(int argc, char **argv) {
@@ -475,6 +518,7 @@ Options parse(int argc, char **argv) {
     else if (a == "--follow") o.follow = true;
     else if (a == "--prometheus") o.prometheus = val();
     else if (a == "--stale") o.stale = seconds_arg("--stale", val());
+    else if (a == "--columns") o.columns = columns_arg(val());
     else {
       std::fprintf(stderr, "sobas-top: unknown option '%s'\n", a.c_str());
       usage(stderr);
@@ -522,7 +566,7 @@ int run_plain(const Options &o, Monitor &m) {
       continue;
     }
     if (o.json) m.print_json(stdout, C_RATE, true);
-    else m.print_table(stdout, C_RATE, true, true);
+    else m.print_table(stdout, C_RATE, true, true, o.columns.empty() ? all_columns() : o.columns);
   }
   return 0;
 }
@@ -535,8 +579,9 @@ int run_interactive(const Options &o, Monitor &m) {
   keypad(stdscr, TRUE);
   curs_set(0);
   halfdelay(std::max(1, std::min(255, int(o.delay * 10))));
-  int sort = C_RATE;
-  bool reverse = true, bits = true, paused = false, help = false;
+  int sort = C_RATE, top = 0;  // top: the first flow on screen (scrolled)
+  bool reverse = true, bits = true, paused = false, help = false, wide = false;
+  const std::vector<int> narrow = o.columns.empty() ? kNarrow : o.columns, all = all_columns();
   std::string filter, err;
   long done = 0;
   while (!g_stop && (o.iterations < 0 || done < o.iterations)) {
@@ -546,12 +591,21 @@ int run_interactive(const Options &o, Monitor &m) {
       done++;
     }
     erase();
-    int rows = LINES, cols = COLS;
+    int rows = LINES, cols = COLS, page = std::max(1, rows - 3);
+    const std::vector<int> &shown = wide ? all : narrow;
+    std::vector<Flow> flows = m.rows(sort, reverse, filter, bits);
+    top = std::max(0, std::min(top, int(flows.size()) - page));
     mvaddnstr(0, 0, m.header_line(bits).c_str(), cols);
-    char status[200];
-    std::snprintf(status, sizeof status, "sort %s%s  %s  %s%s%s", kHeads[sort], reverse ? " (desc)" : "",
-                  bits ? "bits" : "bytes", paused ? "PAUSED  " : "", filter.empty() ? "" : "filter: ", filter.c_str());
+    char status[280], range[80] = "";
+    if (int(flows.size()) > page)
+      std::snprintf(range, sizeof range, "  rows %d-%d of %zu", top + 1, std::min<int>(top + page, int(flows.size())),
+                    flows.size());
+    std::snprintf(status, sizeof status, "sort %s%s  %s%s  %s%s%s", kHeads[sort], reverse ? " (desc)" : "",
+                  bits ? "bits" : "bytes", range, paused ? "PAUSED  " : "", filter.empty() ? "" : "filter: ",
+                  filter.c_str());
     mvaddnstr(1, 0, status, cols);
+    // Each column at its width; the last one shown takes what the screen has left.
+    auto width = [&](size_t i, int x) { return i + 1 == shown.size() ? cols - x : std::min(kWidths[shown[i]], cols - x); };
     if (!err.empty()) {
       attron(A_BOLD);
       mvaddnstr(3, 0, err.c_str(), cols);
@@ -559,30 +613,27 @@ int run_interactive(const Options &o, Monitor &m) {
     } else {
       int x = 0;
       attron(A_REVERSE);
-      for (int c = 0; c < N_COLS; c++) {
-        std::string h = kHeads[c];
-        if (c == sort) h += reverse ? "v" : "^";
-        mvaddnstr(2, x, h.c_str(), std::max(0, std::min(kWidths[c], cols - x)));
-        x += kWidths[c] + 1;
-        if (x >= cols) break;
+      for (size_t i = 0; i < shown.size() && x < cols; i++) {
+        std::string h = kHeads[shown[i]];
+        if (shown[i] == sort) h += reverse ? "v" : "^";
+        mvaddnstr(2, x, h.c_str(), std::max(0, width(i, x)));
+        x += kWidths[shown[i]] + 1;
       }
       attroff(A_REVERSE);
-      int y = 3;
-      for (const Flow &f : m.rows(sort, reverse, filter, bits)) {
-        if (y >= rows) break;
+      for (int y = 3, k = top; y < rows && k < int(flows.size()); y++, k++) {
         x = 0;
-        for (int c = 0; c < N_COLS && x < cols; c++) {
-          mvaddnstr(y, x, cell(f, c, bits).c_str(), std::max(0, std::min(kWidths[c], cols - x)));
-          x += kWidths[c] + 1;
+        for (size_t i = 0; i < shown.size() && x < cols; i++) {
+          mvaddnstr(y, x, cell(flows[size_t(k)], shown[i], bits).c_str(), std::max(0, width(i, x)));
+          x += kWidths[shown[i]] + 1;
         }
-        y++;
       }
     }
     if (help) {
       const char *lines[] = {"< >  move the sort column", "r    reverse the order", "b    bits / bytes",
-                             "/    filter (program, address, pid, state); empty clears", "p    pause",
+                             "c    all columns / those that fit", "arrows, PgUp, PgDn, Home, End  scroll",
+                             "/    filter (program, address, pid, state; any case); empty clears", "p    pause",
                              "h    this help", "q    quit"};
-      for (int i = 0; i < 7 && 4 + i < rows; i++) mvaddnstr(4 + i, 4, lines[i], cols - 4);
+      for (int i = 0; i < 9 && 4 + i < rows; i++) mvaddnstr(4 + i, 4, lines[i], cols - 4);
     }
     refresh();
     int ch = getch();
@@ -592,8 +643,15 @@ int run_interactive(const Options &o, Monitor &m) {
       case '>': case KEY_RIGHT: sort = (sort + 1) % N_COLS; break;
       case 'r': reverse = !reverse; break;
       case 'b': bits = !bits; break;
+      case 'c': wide = !wide; break;
       case 'p': case ' ': paused = !paused; break;
       case 'h': case '?': help = !help; break;
+      case KEY_UP: top--; break;
+      case KEY_DOWN: top++; break;
+      case KEY_PPAGE: top -= page; break;
+      case KEY_NPAGE: top += page; break;
+      case KEY_HOME: top = 0; break;
+      case KEY_END: top = int(flows.size()); break;
       case '/': {
         echo();
         nocbreak();
@@ -604,6 +662,7 @@ int run_interactive(const Options &o, Monitor &m) {
         char buf[128] = "";
         getnstr(buf, sizeof buf - 1);
         filter = buf;
+        top = 0;
         noecho();
         curs_set(0);
         halfdelay(std::max(1, std::min(255, int(o.delay * 10))));

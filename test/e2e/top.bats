@@ -157,6 +157,38 @@ PY
   wait
 }
 
+# An 80x24 terminal: the columns that fit (RATE and RTT on every row), the rest on `c`; 40 flows scroll
+# with the arrows and the page keys; the filter ignores case.
+@test "sobas-top on an 80x24 terminal: RATE and RTT shown, 40 flows scroll, c shows every column" {
+  local ring=$BATS_TEST_TMPDIR/ring40
+  "$BUILD/test/programs/ring_flows" "$ring" 40
+  tmux new-session -d -s top80 -x 80 -y 24 "$TOP --ring $ring -d 0.3 --stale 60"
+  pane() { sleep 0.8; tmux capture-pane -p -t top80; }
+  out=$(pane)
+  echo "$out"
+  [[ "$(echo "$out" | sed -n 3p)" == *"RATE"*"RTT"* ]]
+  [ "$(echo "$out" | grep -c '40.0ms')" -eq 21 ]  # every row on screen shows its RTT
+  [[ "$out" == *"rows 1-21 of 40"* ]] && [[ "$out" == *"flow40"* ]] && [[ "$out" != *"flow01"* ]]
+  tmux send-keys -t top80 NPage
+  out=$(pane)
+  [[ "$out" == *"rows 20-40 of 40"* ]] && [[ "$out" == *"flow01"* ]] && [[ "$out" != *"flow40"* ]]
+  tmux send-keys -t top80 Home Up
+  out=$(pane)
+  [[ "$out" == *"rows 1-21 of 40"* ]]
+  tmux send-keys -t top80 c
+  out=$(pane)
+  [[ "$(echo "$out" | sed -n 3p)" == *"LOCAL"* ]]
+  tmux send-keys -t top80 / FLOW07 Enter
+  out=$(pane)
+  echo "$out"
+  [ "$(echo "$out" | grep -c 'flow07')" -eq 1 ]
+  tmux send-keys -t top80 q
+  run "$TOP" --ring "$ring" --once --columns pid,RATE,bogus
+  [ "$status" -eq 2 ] && [[ "$output" == *"no column 'bogus'"* ]]
+  run "$TOP" --ring "$ring" --once --stale 60 --columns pid,RATE
+  [ "$status" -eq 0 ] && [[ "$(echo "$output" | sed -n 2p)" =~ ^PID\ +RATE\ *$ ]]
+}
+
 @test "sobas-top: a missing, foreign, corrupt or recreated ring gives a clear message, never a crash" {
   run "$TOP" --ring "$BATS_TEST_TMPDIR/none" --once
   [ "$status" -eq 1 ]
