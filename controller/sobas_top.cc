@@ -214,6 +214,8 @@ std::vector<int> all_columns() {
   return v;
 }
 
+// Rates in SI units (1 Mb/s = 10^6 bit/s, as links are sold); sizes in binary ones (KiB, MiB), as the
+// config's K and M (sobas.conf(5)) and the kernel's buffers count.
 std::string human(double v, bool bits, const char *unit_b, const char *unit_B) {
   const char *u = bits ? unit_b : unit_B;
   const char *p[] = {"", "k", "M", "G", "T"};
@@ -221,6 +223,15 @@ std::string human(double v, bool bits, const char *unit_b, const char *unit_B) {
   while (v >= 1000 && i < 4) v /= 1000, i++;
   char b[32];
   std::snprintf(b, sizeof b, i ? "%.1f%s%s" : "%.0f%s%s", v, p[i], u);
+  return b;
+}
+
+std::string human_size(double bytes) {
+  const char *p[] = {"B", "KiB", "MiB", "GiB"};
+  int i = 0;
+  while (bytes >= 1000 && i < 3) bytes /= 1024, i++;  // at most 3 digits before the point: 8 columns
+  char b[32];
+  std::snprintf(b, sizeof b, i ? "%.1f%s" : "%.0f%s", bytes, p[i]);
   return b;
 }
 
@@ -235,8 +246,8 @@ std::string cell(const Flow &f, int c, bool bits) {
     case C_STATE: return state_name(r.state);
     case C_RATE: return human(bits ? double(r.rate_bps) : double(r.rate_bps) / 8, bits, "b/s", "B/s");
     case C_RTT: std::snprintf(b, sizeof b, "%.1fms", r.rtt_us / 1000.0); return b;
-    case C_S: return r.s_bytes ? human(double(r.s_bytes), false, "B", "B") : "-";
-    case C_WND: return r.rcv_wnd ? human(double(r.rcv_wnd), false, "B", "B") : "-";
+    case C_S: return r.s_bytes ? human_size(double(r.s_bytes)) : "-";
+    case C_WND: return r.rcv_wnd ? human_size(double(r.rcv_wnd)) : "-";
     case C_RETR: return std::to_string(r.retrans);
     case C_AGE: std::snprintf(b, sizeof b, "%.0fs", r.age_ms / 1000.0); return b;
     case C_PROBE: return probe_name(r.probe);
