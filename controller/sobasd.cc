@@ -628,7 +628,7 @@ void usage(FILE *to) {
                "  --verify-rate N      connection lookups per second, all peers (default 200)\n"
                "  --verify-cache-ms N  how long a lookup's answer holds (default 3000)\n"
                "  --max-flows N        flows remembered at once (default 4096)\n"
-               "  --stats FILE         write counters as JSON on SIGUSR1 and at exit\n"
+               "  --stats FILE         write counters as JSON on SIGUSR1 or SIGHUP, and at exit\n"
                "  -V, --version        print the version\n",
                SOBAS_PROBE_DEFAULT_PORT, SOBAS_TRAIN_MAX_TRAINS, SOBAS_TRAIN_MAX_LEN);
 }
@@ -710,8 +710,10 @@ int drop_privileges(const std::string &user) {
 int main(int argc, char **argv) {
   Options o = parse(argc, argv);
   struct sigaction sa{};
+  // SIGHUP, which daemons take as "reload", writes the counters like SIGUSR1: there is nothing else to
+  // reload, and a hang-up is no reason to stop answering.
   sa.sa_handler = [](int s) {
-    if (s == SIGUSR1) g_dump = 1;
+    if (s == SIGUSR1 || s == SIGHUP) g_dump = 1;
     else g_stop = 1;
   };
   sigaction(SIGTERM, &sa, nullptr);

@@ -49,3 +49,22 @@ PY
   [ "$status" -eq 0 ]
   check "$output"
 }
+
+# A hang-up is no reason to stop: SIGHUP writes the counters, as SIGUSR1 does, and sobasd goes on;
+# SIGTERM ends it with status 0 and the counters written once more.
+@test "sobasd: SIGHUP writes its counters and it keeps answering; SIGTERM ends it cleanly" {
+  local stats=$BATS_TEST_TMPDIR/stats.json
+  ip netns exec "$NETNS_NAME-srv" "$BUILD/bin/sobasd" --port 9531 --user root --stats "$stats" 2>/dev/null 3>&- &  # its pid, not a subshell's
+  local pid=$!
+  for _ in $(seq 100); do in_srv ss -Hlnu 'sport = :9531' | grep -q 9531 && break; sleep 0.05; done
+  kill -HUP "$pid"
+  for _ in $(seq 50); do [ -s "$stats" ] && break; sleep 0.05; done
+  [ -s "$stats" ]
+  python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$stats"
+  kill -0 "$pid"
+  in_srv ss -Hlnu 'sport = :9531' | grep -q 9531
+  rm -f "$stats"
+  kill -TERM "$pid"
+  wait "$pid"
+  [ -s "$stats" ]
+}
