@@ -50,7 +50,7 @@ start_http() {
   [[ "$output" == *"$(readlink -f "$lib")" ]]
   # The systemd unit runs the sobasd this install put there, and its documentation exists.
   local unit=$prefix/lib/systemd/system/sobasd.service
-  grep -qx "ExecStart=$prefix/sbin/sobasd" "$unit"
+  grep -q "^ExecStart=$prefix/sbin/sobasd --stats /run/sobasd/stats.json$" "$unit"
   [ -x "$prefix/sbin/sobasd" ]
   grep -qx "Documentation=man:sobasd(8)" "$unit"
   [ -f "$prefix/share/man/man8/sobasd.8" ]
