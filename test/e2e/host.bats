@@ -43,6 +43,7 @@ start_http() {
   cmake --install "$BUILD" --prefix "$prefix" >/dev/null
   local lib
   lib=$(find "$prefix" -name libsobas.so)
+  [[ "$lib" == "$prefix"/lib*/sobas/libsobas.so ]]  # its own directory, not the public libdir
   [ -f "$lib" ]
   [ -x "$prefix/bin/sobas" ]
   LD_PRELOAD=${SOBAS_ASAN_RUNTIME:-} run "$prefix/bin/sobas" sh -c 'echo "$LD_PRELOAD"'
