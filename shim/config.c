@@ -21,6 +21,7 @@ struct key {
 #define FIELD(f) offsetof(struct sobas_config, f)
 static const struct key keys[] = {
     {"SOBAS_DISABLE", "disable", KEY_BOOL, FIELD(disable), "0"},
+    {"SOBAS_VERBOSE", "verbose", KEY_BOOL, FIELD(verbose), "0"},
     {"SOBAS_LOG", "log", KEY_PATH, FIELD(log_path), "off"},
     {"SOBAS_BULK_BYTES", "bulk_bytes", KEY_SIZE, FIELD(bulk_bytes), "256K"},
     {"SOBAS_TRACK_LOOPBACK", "track_loopback", KEY_BOOL, FIELD(track_loopback), "0"},

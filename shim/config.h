@@ -16,6 +16,7 @@ extern "C" {
 
 struct sobas_config {
   int disable;                    /* SOBAS_DISABLE: pure pass-through */
+  int verbose;                    /* SOBAS_VERBOSE: one line per process on stderr: steered, or why not */
   char log_path[SOBAS_PATH_MAX];  /* SOBAS_LOG: per-flow measurement log, "" = off */
   uint64_t bulk_bytes;            /* SOBAS_BULK_BYTES: bytes moved before a flow is measured */
   int track_loopback;             /* SOBAS_TRACK_LOOPBACK: measure flows to 127/8 and ::1 too */

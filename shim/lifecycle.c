@@ -1,5 +1,6 @@
 /* lifecycle.c — the process side of the shim: constructor, configuration loading, fork, seccomp, exec. */
 #include <dlfcn.h>
+#include <errno.h> /* program_invocation_short_name */
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -84,20 +85,42 @@ static void load_config_file(struct sobas_config *c) {
 
 static void atfork_child(void) { sobas_track_fork_child(); }
 
+/* SOBAS_VERBOSE (sobas -v): one line per process on its stderr, whether the shim steers it or why it
+ * passes everything through. Off by default: the host's stderr is the host's. */
+static void say(int verbose, const char *what) {
+  if (!verbose) return;
+  char line[320];
+  int n = snprintf(line, sizeof line, "sobas: %s[%d]: %s\n", program_invocation_short_name, (int)getpid(), what);
+  if (n > 0) (void)!libc_write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
 __attribute__((constructor)) static void sobas_init(void) {
   sobas_real_resolve();
   struct sobas_config *c = &sobas_proc.cfg;
   sobas_config_default(c);
   /* SOBAS_DISABLE first: a disabled shim reads no file and says nothing. */
-  const char *off = secure_getenv("SOBAS_DISABLE");
-  int disabled = 0;
-  if (off && sobas_parse_bool(off, &disabled) == 0 && disabled) return;
+  const char *off = secure_getenv("SOBAS_DISABLE"), *verbose = secure_getenv("SOBAS_VERBOSE");
+  int disabled = 0, loud = 0;
+  if (off && sobas_parse_bool(off, &disabled) == 0 && disabled) {
+    say(verbose && sobas_parse_bool(verbose, &loud) == 0 && loud, "passing through: SOBAS_DISABLE");
+    return;
+  }
   load_config_file(c);
   sobas_config_apply_env(c, secure_getenv, warn_collect, &startup_warnings);
   flush_warnings(&startup_warnings);
-  if (c->disable) return;
+  if (c->disable) {
+    say(c->verbose, "passing through: disable in the config");
+    return;
+  }
   /* A process started inside a seccomp sandbox may be killed by any syscall its filter did not expect. */
-  if (libc_prctl(PR_GET_SECCOMP, 0, 0, 0, 0) > 0) return;
+  if (libc_prctl(PR_GET_SECCOMP, 0, 0, 0, 0) > 0) {
+    say(c->verbose, "passing through: started inside a seccomp sandbox");
+    return;
+  }
+  char active[200];
+  snprintf(active, sizeof active, "active: policy %s, senders %s, probe %s", sobas_policy_name((enum sobas_policy)c->policy),
+           c->policy == SOBAS_POLICY_SOBAS && c->sender ? "paced" : "measured", c->probe ? "on" : "off");
+  say(c->verbose, active);
 
   Dl_info info;
   if (dladdr((void *)sobas_init, &info) && info.dli_fname && strlen(info.dli_fname) < sizeof sobas_proc.self_path)

@@ -136,6 +136,18 @@ hello" ]
   [ "$status" -eq 127 ]
 }
 
+# -v: one line per process on its stderr, steered (with the policy) or why not; the options set the
+# variables the shim reads.
+@test "sobas -v says per process whether the shim steers it; --policy, --no-probe, --probe-port reach the shim" {
+  run sobas_cmd -v --policy drs --no-probe --probe-port 9600 sh -c 'echo "$SOBAS_POLICY $SOBAS_PROBE $SOBAS_PROBE_PORT"'
+  [ "$status" -eq 0 ]
+  [[ "$output" =~ ^sobas:\ sh\[[0-9]+\]:\ active:\ policy\ drs,\ senders\ measured,\ probe\ off$'\n'"drs 0 9600"$ ]]
+  run sobas_cmd -v --disable true
+  [[ "$output" =~ ^sobas:\ true\[[0-9]+\]:\ passing\ through:\ SOBAS_DISABLE$ ]]
+  run sobas_cmd true
+  [ -z "$output" ]  # quiet unless asked
+}
+
 @test "sobas appends to an existing LD_PRELOAD and passes the exit code through" {
   local other
   other=$(ls /lib/x86_64-linux-gnu/libdl.so.2)
