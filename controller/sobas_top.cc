@@ -386,8 +386,12 @@ class Monitor {
     {
       std::ofstream o(tmp);
       if (!o) return "cannot write " + tmp;
+      // Every state and limit has its series, 0 included: a series that appears and vanishes breaks
+      // rate() and alerts on absent().
       std::map<std::string, int> by_state, by_limit;
       std::map<std::string, double> rate_by_state;
+      for (int s = 0; s <= SOBAS_ST_CONGESTED; s++) by_state[state_name(uint8_t(s))] = 0, rate_by_state[state_name(uint8_t(s))] = 0;
+      for (int l = 0; l <= SOBAS_LIMIT_SENDER_OR_PATH; l++) by_limit[sobas_limit_name(sobas_limit(l))] = 0;
       for (const auto &kv : flows_) {
         if (kv.second.r.event == SOBAS_EV_CLOSE) continue;  // on show a while, but no longer a flow
         std::string st = state_name(kv.second.r.state);
@@ -395,6 +399,9 @@ class Monitor {
         by_limit[sobas_limit_name(sobas_limit(kv.second.r.limit))]++;
         rate_by_state[st] += double(kv.second.r.rate_bps) / 8;
       }
+      o << "# HELP sobas_build_info The sobas-top that wrote this file.\n"
+        << "# TYPE sobas_build_info gauge\n"
+        << "sobas_build_info{version=\"" << SOBAS_VERSION << "\"} 1\n";
       o << "# HELP sobas_flows Bulk TCP flows of preloaded programs, by SOBAS engine state.\n"
         << "# TYPE sobas_flows gauge\n";
       for (const auto &kv : by_state) o << "sobas_flows{state=\"" << kv.first << "\"} " << kv.second << "\n";

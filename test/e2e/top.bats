@@ -115,11 +115,13 @@ print(" ".join(e["event"] for e in map(json.loads, open(sys.argv[1])) if e["pid"
 import sys
 from prometheus_client.parser import text_string_to_metric_families
 fams = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
-for name in ("sobas_flows", "sobas_flows_limited", "sobas_flow_rate_bytes_per_second", "sobas_ring_records",
+for name in ("sobas_build_info", "sobas_flows", "sobas_flows_limited", "sobas_flow_rate_bytes_per_second", "sobas_ring_records",
              "sobas_ring_records_lost", "sobas_ring_records_torn", "sobas_ring_writer_dropped", "sobas_flows_closed"):
     assert name in fams, (name, sorted(fams))
 assert fams["sobas_ring_records"].type == "counter"
 assert sum(s.value for s in fams["sobas_flows"].samples) >= 1, "the live flow is counted"
+assert {s.labels["state"] for s in fams["sobas_flows"].samples} >= {"slow-start", "decided", "congested"}, "a state series missing"
+assert fams["sobas_build_info"].samples[0].labels["version"], "no build info"
 # The reader sleeps between reads: what holds its flow back is the application.
 assert any(s.labels["limit"] == "application" and s.value >= 1 for s in fams["sobas_flows_limited"].samples)
 for f in fams.values():
