@@ -264,6 +264,8 @@ class Bench:
         self.wan = os.path.join(self.build, "test", "wan")
         self.shim = os.path.join(self.build, "shim", "libsobas.so")
         self.procs = Procs()
+        # Read once, at the start: the tree may move on while a long run goes (--build must be built from it).
+        self.commit = source_commit()
         self.tmp = tempfile.mkdtemp(prefix="wanbench.")
         for exe in ("wanemu", "wanping", "wanflood"):
             if not os.access(os.path.join(self.wan, exe), os.X_OK):
@@ -572,7 +574,7 @@ class Bench:
                         print(f"   {con:>14} #{rep}: {r.goodput_bps / 1e6:7.1f} Mb/s  rtt+ p50 "
                               f"{r.rtt_p50_ms:6.2f} p95 {r.rtt_p95_ms:6.2f} ms  retrans {r.retrans:5d}  "
                               f"{'valid' if r.valid else 'INVALID: ' + '; '.join(r.reasons)}", flush=True)
-                results["scenarios"].append(summarise(sc, cal, size, runs))
+                results["scenarios"].append(summarise(sc, cal, size, runs, self.commit))
         finally:
             self.procs.stop_all()
             subprocess.run([os.path.join(ROOT, "scripts", "testbed.sh"), "down", "--name", NS],
@@ -672,7 +674,7 @@ def source_commit():
         return None
 
 
-def summarise(sc, cal, size, runs):
+def summarise(sc, cal, size, runs, commit):
     contenders = []
     for con in sc.contenders + [c for c in SEEDS if c not in sc.contenders]:
         rs = [r for r in runs if r.contender == con]
@@ -696,7 +698,7 @@ def summarise(sc, cal, size, runs):
             rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok],
             invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid]))
     return dict(name=sc.name, title=sc.title, paper=sc.paper, run_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                commit=source_commit(),
+                commit=commit,
                 C=sc.rate, rtt_ms=sc.rtt_ms,
                 buffer_bdp=sc.buffer_bdp, buffer_bytes=int(sc.bdp_bytes * sc.buffer_bdp), loss=sc.loss,
                 tool=sc.tool, cross=sc.cross.__dict__ if sc.cross else None, transfer_bytes=size,
