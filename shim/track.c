@@ -484,8 +484,8 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
 /* Exactly one end steers a flow: the receiver, when it runs sobas too. Its offered window holds the
  * flow whatever the sender does, and a sender pacing under a receiver's hold has each end's lift
  * capped by the other: measured at 1 Gb/s, both ends lifting in turn held 410-450 Mb/s for a whole
- * transfer while max buffer made 910; at 100 Mb/s, 51-54 Mb/s after cross traffic had left, 74 with
- * this rule. The sender cannot see the receiver's shim, but it sees the hold, two windows in a row,
+ * transfer while max buffer made 910; at 100 Mb/s, 51-54 Mb/s after cross traffic had left, 59.7-81.4
+ * with this rule. The sender cannot see the receiver's shim, but it sees the hold, two windows in a row,
  * the peer's window not growing: either that window limited the flow for over half the window
  * (tcpi_rwnd_limited), or it is tight, allowing at most PEER_WND_TIGHT times what the flow delivers
  * per round trip. A receiver holding S offers (1 + headroom)·R·T, ~1.03 times a sender paced at
@@ -526,6 +526,23 @@ static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_windo
   ring_emit(f, SOBAS_EV_DECISION);
 }
 
+/* Whether this window goes to the engine (or the policy): a receiver's under every policy but off (its
+ * probe is asked for then); a sender's under SOBAS, from its first window on and as a sender for good
+ * (a flow whose role flips would otherwise have its engine fed two kinds of window), unless its
+ * application paces it or its peer's sobas steers it. */
+static int steered_window(int fd, struct sobas_flow *f, enum sobas_role role, const struct sobas_window *w) {
+  const struct sobas_config *c = &sobas_proc.cfg;
+  if (c->policy != SOBAS_POLICY_OFF && role == SOBAS_ROLE_RECEIVER && !(f->flags & SOBAS_FLOW_SENDS)) {
+    probe_open(fd, f);
+    return 1;
+  }
+  if (c->policy == SOBAS_POLICY_SOBAS && c->sender && role == SOBAS_ROLE_SENDER && !(f->flags & SOBAS_FLOW_ENGINE))
+    f->flags |= SOBAS_FLOW_SENDS;
+  if ((f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS && peer_holds(f, w))
+    yield_to_peer(fd, f, w);
+  return (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS;
+}
+
 static void drop_flow(struct sobas_flow *f, int fd);
 
 /* A sample that fails or goes backwards means the fd no longer names this socket: it was closed
@@ -550,19 +567,7 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     f->app_last_window = total - f->app_at_window;
     f->app_at_window = total;
     struct sobas_probe_view pv;
-    int sobas = sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS;
-    /* Every policy but off sets a receiver's window; only SOBAS paces a sender. */
-    int steered = sobas_proc.cfg.policy != SOBAS_POLICY_OFF && role == SOBAS_ROLE_RECEIVER &&
-                  !(f->flags & SOBAS_FLOW_SENDS);
-    /* A sending flow is steered from its first window on, as a sender for good (a flow whose role
-     * flips would otherwise have its engine fed two kinds of window); never one the application paces
-     * itself. */
-    if (sobas && sobas_proc.cfg.sender && role == SOBAS_ROLE_SENDER && !(f->flags & SOBAS_FLOW_ENGINE))
-      f->flags |= SOBAS_FLOW_SENDS;
-    if (steered) probe_open(fd, f);
-    if ((f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS && peer_holds(f, &w))
-      yield_to_peer(fd, f, &w);
-    steered |= (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS;
+    int steered = steered_window(fd, f, role, &w);
     probe_window(f, &pv, 0);
     f->last_rate_bps = role == SOBAS_ROLE_SENDER ? w.tx_rate_bps : w.rx_rate_bps;
     /* What held the window back, under the hold it ran with (before this window's decision). */
