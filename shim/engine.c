@@ -20,6 +20,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   out of; 2% per RTT takes 15 RTTs, and overshoots A·T by at most the ~10%
                                   of a few RTTs that flat-rate needs to see a queue or S grow */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
+      .full_least = 0,         /* a receiver's tcpi_rcv_rtt is coarse: the median; senders set it (track.c) */
       .full_rtt_frac = 0.10,   /* tcpi_rcv_rtt jitters by up to ~5% beside Poisson cross traffic; a full
                                   path's queue grows past that within a window or two */
       .congested_episodes = 2, /* one isolated loss is not a loss rate: a burst of cross traffic into a
@@ -334,8 +335,8 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   uint32_t need = in_ss ? e->p.flat_n_ss : e->p.flat_n_ca;
   if (last_equal(e, need, &plateau)) {
     int s_grew = (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
-    int full = in_ss ? rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000)
-                     : rtt_above(median_rtt(e, need), t0, e->p.equal_tol, 1000);
+    uint32_t plateau_rtt = e->p.full_least ? least_rtt(e, need) : median_rtt(e, need);
+    int full = in_ss ? rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000) : rtt_above(plateau_rtt, t0, e->p.equal_tol, 1000);
     if (s_grew || full) return decide(e, a, plateau, t0, SOBAS_WHY_FLAT_RATE, in->t_ns);
   }
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */

@@ -289,6 +289,25 @@ TEST(Engine, FlatRateInCongestionAvoidanceNeedsALastingQueue) {
   EXPECT_EQ(lasting.last().why, SOBAS_WHY_FLAT_RATE);
 }
 
+// A sender (full_least): its tcpi_rtt is exact, and two bursts of cross traffic in five windows lift the
+// median over the bar while CUBIC regrows far below A; the path is full only with a queue in every
+// window of the plateau. Measured: 35.7 Mb/s of A = 77 decided on RTTs 40.5, 41.0, 42.3, 48.7, 42.4 ms.
+TEST(Engine, ASendersPlateauNeedsAQueueInEveryWindow) {
+  sobas_engine_params p = Engine::defaults();
+  p.full_least = 1;
+  Engine spikes(0, p), held(0, p);
+  for (Engine *g : {&spikes, &held}) {
+    g->feed(10);
+    g->feed(40);
+    ASSERT_TRUE(g->feed(20, kRtt, 300));
+  }
+  const uint32_t rtts[] = {40500, 41000, 42300, 48700, 42400};
+  for (int i = 0; i < 5; i++) EXPECT_FALSE(spikes.feed(35.7, rtts[i])) << "decided on bursts of cross traffic";
+  for (int i = 0; i < 4; i++) EXPECT_FALSE(held.feed(76, 42400 + 300 * i));
+  ASSERT_TRUE(held.feed(76, 43000)) << "a queue in every window: the path is full";
+  EXPECT_EQ(held.last().why, SOBAS_WHY_FLAT_RATE);
+}
+
 // The plateau's second window often holds the loss already: the decision takes the plateau's higher rate.
 TEST(Engine, ConstRateDropTakesThePlateausHigherRate) {
   Engine g;
