@@ -60,6 +60,7 @@ PY
 # A program's name is whatever bytes it chose, cut at 15: UTF-8 stays UTF-8 in --json, and the byte
 # the cut left without its continuation becomes U+FFFD (it was a \u00XX per byte, garbled).
 @test "sobas-top --json keeps a UTF-8 program name and replaces a cut character" {
+  skip_under_asan curl  # the name is set by exec -a; python, which runs under ASan, keeps its own
   in_cli env LD_PRELOAD="$PRELOAD" SOBAS_RING="$RING" bash -c 'exec -a "$0" curl -sS -o /dev/null "http://$1:8080/f16"' \
     "ééééééééé" "$NETNS_SRV_IP"
   run "$TOP" --ring "$RING" --once --json
