@@ -161,9 +161,14 @@ int sobas_config_set(struct sobas_config *c, const char *key, const char *value,
       strcpy(field, value);
       return 0;
     case KEY_PATH:
+      /* "off" is the default the manual and the shipped sobas.conf name: writing it must not warn. */
+      if (strcasecmp(value, "off") == 0) {
+        field[0] = '\0';
+        return 0;
+      }
       /* A relative log path would follow each process's cwd: logs would scatter across directories. */
       if (value[0] != '/' || strlen(value) >= SOBAS_PATH_MAX) {
-        warn_bad(k, value, "an absolute path shorter than 512 bytes", warn, ctx);
+        warn_bad(k, value, "off, or an absolute path shorter than 512 bytes", warn, ctx);
         return -1;
       }
       strcpy(field, value);
@@ -171,6 +176,8 @@ int sobas_config_set(struct sobas_config *c, const char *key, const char *value,
   }
   return -2;
 }
+
+const char *sobas_config_file_key(size_t i) { return i < sizeof keys / sizeof *keys ? keys[i].file : NULL; }
 
 static void trim(char **b, char **e) {
   while (*b < *e && isspace((unsigned char)**b)) (*b)++;

@@ -51,6 +51,10 @@ void sobas_config_parse_text(struct sobas_config *c, const char *text, const cha
 void sobas_config_apply_env(struct sobas_config *c, char *(*getenv_fn)(const char *), sobas_warn_fn warn,
                             void *ctx);
 
+/* The i-th key's sobas.conf name, NULL past the last: lets tests check that the manual and the
+ * shipped sobas.conf name every key. */
+const char *sobas_config_file_key(size_t i);
+
 /* Parses "64K", "1M", "2G" (powers of 1024) or plain bytes. Returns 0 on success. */
 int sobas_parse_size(const char *s, uint64_t *out);
 /* Parses 1/0, yes/no, true/false, on/off. Returns 0 on success. */

@@ -1,7 +1,10 @@
 // config_test.cc — settings parsing: defaults, good and bad values, config file text, environment.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -80,6 +83,48 @@ TEST_F(ConfigTest, LogPathMustBeAbsolute) {
   EXPECT_NE(g_warnings[0].find("absolute"), std::string::npos);
   EXPECT_EQ(sobas_config_set(&c, "SOBAS_LOG", "/tmp/x.log", collect, nullptr), 0);
   EXPECT_STREQ(c.log_path, "/tmp/x.log");
+  /* "off", the default the manual names, turns a log set earlier off again, quietly. */
+  EXPECT_EQ(sobas_config_set(&c, "log", "off", collect, nullptr), 0);
+  EXPECT_STREQ(c.log_path, "");
+  EXPECT_EQ(g_warnings.size(), 1u);
+}
+
+std::string read_source(const char *rel) {
+  std::ifstream in(std::string(SOBAS_SOURCE_DIR) + "/" + rel);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/* The shipped /etc/sobas/sobas.conf shows every key at its default: uncommenting all of them must
+ * parse without a warning and change nothing. */
+TEST_F(ConfigTest, ShippedConfFileNamesEveryKeyAtItsDefault) {
+  std::string text = read_source("shim/sobas.conf");
+  ASSERT_FALSE(text.empty());
+  for (size_t i = 0; const char *key = sobas_config_file_key(i); i++)
+    EXPECT_NE(text.find(std::string(key) + " = "), std::string::npos) << key << " is not in sobas.conf";
+  std::string uncommented;
+  std::regex setting("^# ([a-z_]+ = .*)$");
+  std::istringstream lines(text);
+  int n = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, setting)) uncommented += m[1].str() + "\n", n++;
+  }
+  EXPECT_GE(n, 10);
+  sobas_config parsed;
+  sobas_config_default(&parsed);
+  sobas_config_parse_text(&parsed, uncommented.c_str(), "sobas.conf", collect, nullptr);
+  EXPECT_TRUE(g_warnings.empty()) << g_warnings[0];
+  EXPECT_EQ(memcmp(&parsed, &c, sizeof c), 0) << "a commented value in sobas.conf is not the default";
+}
+
+TEST_F(ConfigTest, ManualNamesEveryKey) {
+  std::string page = read_source("docs/man/sobas.conf.5");
+  ASSERT_FALSE(page.empty());
+  for (size_t i = 0; const char *key = sobas_config_file_key(i); i++)
+    EXPECT_TRUE(std::regex_search(page, std::regex("(^|\\n)\\.BR [^\\n]*\\b" + std::string(key) + "\\b")))
+        << key << " is not in sobas.conf(5)";
 }
 
 TEST_F(ConfigTest, WindowBoundsAreMilliseconds) {
