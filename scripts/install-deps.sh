@@ -7,6 +7,8 @@ packages=(
   cmake ninja-build gcc g++ make pkg-config libgtest-dev libncurses-dev
   # tests: bats and the real programs the shim is tested under
   bats iproute2 procps wget curl rsync openssh-client openssh-server iperf3 python3 tmux
+  # the Debian packages: dpkg-shlibdeps fills their Depends, CPack finds the binaries with file
+  dpkg-dev file
   # the manual pages are checked with groff
   groff-base
   # servers the shim is tested and benchmarked in (event-driven, worker processes, sendfile)

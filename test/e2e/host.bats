@@ -54,7 +54,9 @@ start_http() {
   grep -q "^ExecStart=$prefix/sbin/sobasd --stats /run/sobasd/stats.json$" "$unit"
   [ -x "$prefix/sbin/sobasd" ]
   grep -qx "Documentation=man:sobasd(8)" "$unit"
-  [ -f "$prefix/share/man/man8/sobasd.8" ]
+  [ -f "$prefix/share/man/man8/sobasd.8.gz" ]
+  # the settings file under a prefix other than /usr (there, /etc/sobas/sobas.conf: package.bats)
+  [ -f "$prefix/etc/sobas/sobas.conf" ] && [ ! -e /usr/etc/sobas ]
 }
 
 @test "libsobas.so exports exactly the interposed calls and needs no C++ runtime" {
@@ -75,7 +77,7 @@ start_http() {
     [ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$page: $output"; return 1; }
   done
   cmake --install "$BUILD" --prefix "$prefix" >/dev/null
-  for page in man/man1/sobas.1 man/man1/sobas-top.1 man/man8/sobasd.8 man/man5/sobas.conf.5 man/man7/libsobas.7 \
+  for page in man/man1/sobas.1.gz man/man1/sobas-top.1.gz man/man8/sobasd.8.gz man/man5/sobas.conf.5.gz man/man7/libsobas.7.gz \
     bash-completion/completions/sobas bash-completion/completions/sobas-top bash-completion/completions/sobasd; do
     [ -f "$prefix/share/$page" ] || { echo "not installed: $page"; return 1; }
   done
