@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test.sh — installs dependencies, builds, and runs every test: unit and end-to-end, plain and under ASan+UBSan.
+# test.sh — installs dependencies, builds, and runs every test: unit and end-to-end, plain and under ASan+UBSan, and the shim under TSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +35,11 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 # sanitizer would distort, and then the benchmark's quick mode runs as a smoke test.
 echo "== WAN testbed"
 bats test/wan | tee -a "$tap" || status=1
+
+# The shim under ThreadSanitizer inside threaded hosts (the probe's helper thread beside theirs); the
+# same hosts under helgrind: scripts/tsan.sh --helgrind.
+echo "== ThreadSanitizer"
+scripts/tsan.sh || status=1
 
 # One closing line over all the bats runs (the unit tests' ctest lines are above).
 skipped=$(grep -c '^ok .* # skip' "$tap" || true)

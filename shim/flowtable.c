@@ -4,6 +4,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hb.h"
+
 /* mmap, not malloc: the shim must not touch the host's heap (its allocator may be wrapped or mid-fork),
  * and untouched pages of a chunk cost nothing. */
 static void *map_zeroed(size_t bytes) {
@@ -14,10 +16,14 @@ static void *map_zeroed(size_t bytes) {
 /* Publishes a freshly mapped chunk; if another thread won the race, ours is unmapped and theirs used. */
 static void *chunk_get_or_map(void **slot, size_t bytes) {
   void *c = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-  if (c) return c;
+  if (c) {
+    SOBAS_HB_AFTER(slot);
+    return c;
+  }
   void *fresh = map_zeroed(bytes);
   if (!fresh) return NULL;
   void *expected = NULL;
+  SOBAS_HB_BEFORE(slot);
   /* release: the zeroed chunk is visible before the pointer; pairs with the acquire loads above and in
    * sobas_ft_get and in the pool scans. */
   if (__atomic_compare_exchange_n(slot, &expected, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return fresh;
@@ -35,12 +41,20 @@ static sobas_slot *slot_ptr(struct sobas_flowtable *t, int fd) {
 sobas_slot sobas_ft_swap(struct sobas_flowtable *t, int fd, sobas_slot s) {
   if (s == 0 && sobas_ft_get(t, fd) == 0) return 0; /* storing UNKNOWN over UNKNOWN maps nothing */
   sobas_slot *p = slot_ptr(t, fd);
-  return p ? __atomic_exchange_n(p, s, __ATOMIC_ACQ_REL) : 0;
+  if (!p) return 0;
+  SOBAS_HB_BEFORE(p);
+  sobas_slot old = __atomic_exchange_n(p, s, __ATOMIC_ACQ_REL);
+  SOBAS_HB_AFTER(p);
+  return old;
 }
 
 int sobas_ft_cas(struct sobas_flowtable *t, int fd, sobas_slot expected, sobas_slot desired) {
   sobas_slot *p = slot_ptr(t, fd);
-  return p && __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  if (!p) return 0;
+  SOBAS_HB_BEFORE(p);
+  if (!__atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 0;
+  SOBAS_HB_AFTER(p);
+  return 1;
 }
 
 struct sobas_flow *sobas_ft_flow_alloc(struct sobas_flowtable *t) {
@@ -54,7 +68,11 @@ struct sobas_flow *sobas_ft_flow_alloc(struct sobas_flowtable *t) {
       if (__atomic_load_n(&f->used, __ATOMIC_RELAXED) ||
           !__atomic_compare_exchange_n(&f->used, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         continue;
+      SOBAS_HB_AFTER(&f->used);
       memset((char *)f + sizeof f->used, 0, sizeof *f - sizeof f->used);
+      SOBAS_HB_ATOMIC(&f->used);
+      SOBAS_HB_ATOMIC(&f->next_check);
+      SOBAS_HB_ATOMIC(&f->app);
       f->refs = 1;
       f->id = __atomic_add_fetch(&t->next_id, 1, __ATOMIC_RELAXED);
       return f;
@@ -66,6 +84,7 @@ struct sobas_flow *sobas_ft_flow_alloc(struct sobas_flowtable *t) {
 void sobas_ft_flow_free(struct sobas_flowtable *t, struct sobas_flow *f) {
   (void)t;
   /* release: a later allocator's acquire CAS sees every write we made to the record */
+  SOBAS_HB_BEFORE(&f->used);
   __atomic_store_n(&f->used, 0, __ATOMIC_RELEASE);
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "hb.h"
 #include "probe_est.h"
 #include "real.h"
 
@@ -60,7 +61,7 @@ static struct {
   int fd[2];          /* IPv4, IPv6 sockets; -1 until needed (atomic: read by the host's close path) */
   pthread_t th;
   int started;        /* the thread exists and is joinable */
-  int stopped;        /* atomic: never probe again in this process */
+  int stopped;        /* atomic: never probe again in this process; STOP_JOIN when a joiner waits */
   uint32_t next_gen;
   uint32_t seed;
 } P = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = {-1, -1}};
@@ -300,6 +301,9 @@ static void drain(int fd, int64_t now) {
   }
 }
 
+/* How the helper is stopped: at exit nobody waits for it, before a seccomp filter its stopper joins it. */
+enum { STOP_DETACH = 1, STOP_JOIN = 2 };
+
 static void *probe_main(void *arg) {
   (void)arg;
   pthread_setname_np(pthread_self(), "sobas-probe");
@@ -327,6 +331,12 @@ static void *probe_main(void *arg) {
     /* The numbers may have moved (the host dup2'd over one) since the poll: read them again. */
     for (int i = 0; i < 2; i++)
       if (P.fd[i] >= 0) drain(P.fd[i], now);
+  }
+  /* Stopped at exit, where the stopper must not block (it may be _exit in a signal handler): the
+   * helper lets itself go, or a thread sanitizer in the host reports it leaked and fails the host. */
+  if (__atomic_load_n(&P.stopped, __ATOMIC_ACQUIRE) == STOP_DETACH) {
+    pthread_detach(pthread_self());
+    P.started = 0;
   }
   pthread_mutex_unlock(&P.mu);
   return NULL;
@@ -383,6 +393,8 @@ uint32_t sobas_probe_open(const struct sobas_addr *local, const struct sobas_add
   if (!P.slots) {
     void *m = mmap(NULL, sizeof(struct slot) * SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     P.slots = m == MAP_FAILED ? NULL : m;
+    for (int i = 0; P.slots && i < SLOTS; i++) SOBAS_HB_ATOMIC(&P.slots[i].close_req);
+    SOBAS_HB_ATOMIC(&P.stopped);
   }
   int fi = fam == 6;
   if (P.slots && P.fd[fi] < 0) __atomic_store_n(&P.fd[fi], open_socket(fam), __ATOMIC_RELAXED);
@@ -500,7 +512,7 @@ void sobas_probe_vacate_fd(int fd) {
 }
 
 void sobas_probe_stop(int join) {
-  __atomic_store_n(&P.stopped, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&P.stopped, join ? STOP_JOIN : STOP_DETACH, __ATOMIC_RELEASE);
   if (!join) return;
   pthread_mutex_lock(&P.mu);
   int joinable = P.started && !pthread_equal(P.th, pthread_self());

@@ -53,8 +53,8 @@ int sobas_probe_own_fds(int out[2]);
 /* The host wants this number (dup2/dup3 target): the helper's socket moves to another high number. */
 void sobas_probe_vacate_fd(int fd);
 
-/* Stops the helper for good (seccomp is coming); with join = 1 also waits until it made its last
- * syscall. */
+/* Stops the helper for good: with join = 1 (seccomp is coming) waits until it made its last syscall;
+ * with join = 0 (exit) returns at once and the helper detaches itself. */
 void sobas_probe_stop(int join);
 /* In a forked child: the helper thread did not survive; forget its sockets and flows. */
 void sobas_probe_fork_child(void);

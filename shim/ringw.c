@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "hb.h"
 #include "ring_file.h"
 
 enum { UNTRIED, MAPPING, READY, OFF };
@@ -12,7 +13,9 @@ static struct sobas_ring_map map;
 
 int sobas_ringw_write(struct sobas_ring_record *r, const char *path_override, char *err, size_t n) {
   int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE); /* pairs with the release below: `map` is set */
+  SOBAS_HB_ATOMIC(&state);
   if (s == READY) {
+    SOBAS_HB_AFTER(&state);
     sobas_ring_write(&map, r);
     return 1;
   }
@@ -32,6 +35,7 @@ int sobas_ringw_write(struct sobas_ring_record *r, const char *path_override, ch
     __atomic_store_n(&state, OFF, __ATOMIC_RELEASE);
     return -1;
   }
+  SOBAS_HB_BEFORE(&state);
   __atomic_store_n(&state, READY, __ATOMIC_RELEASE);
   sobas_ring_write(&map, r);
   return 1;

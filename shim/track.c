@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "enforce.h"
+#include "hb.h"
 #include "log.h"
 #include "probe.h"
 #include "real.h"
@@ -138,9 +139,14 @@ static int take_sample(int fd, struct sobas_sample *s) {
 static int try_lock(struct sobas_flow *f) {
   uint32_t expected = 0;
   /* acquire: the sampler sees the previous holder's writes to the measurement state */
-  return __atomic_compare_exchange_n(&f->busy, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+  if (!__atomic_compare_exchange_n(&f->busy, &expected, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 0;
+  SOBAS_HB_AFTER(&f->busy);
+  return 1;
 }
-static void unlock(struct sobas_flow *f) { __atomic_store_n(&f->busy, 0, __ATOMIC_RELEASE); }
+static void unlock(struct sobas_flow *f) {
+  SOBAS_HB_BEFORE(&f->busy);
+  __atomic_store_n(&f->busy, 0, __ATOMIC_RELEASE);
+}
 
 static void log_flow_line(const struct sobas_flow *f, const char *event, const char *fmt_tail, ...)
     __attribute__((format(printf, 3, 4)));
@@ -650,7 +656,9 @@ static void log_close(int fd, struct sobas_flow *f) {
 /* Drops one fd's reference; the last one records the close (sampling through fd if it is still open,
  * fd = -1 if not) and frees the record. */
 static void drop_flow(struct sobas_flow *f, int fd) {
+  SOBAS_HB_BEFORE(&f->refs);
   if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  SOBAS_HB_AFTER(&f->refs);
   /* A thread that loaded the slot before it was cleared may still be sampling: wait it out briefly,
    * and skip the close record rather than block if it does not let go. */
   int locked = 0;
