@@ -13,6 +13,8 @@ packages=(
   groff-base
   # servers the shim is tested and benchmarked in (event-driven, worker processes, sendfile)
   nginx-light lighttpd
+  # more real clients: a JVM (run from source, so a JDK), Node.js, a 16-connection downloader
+  default-jdk-headless nodejs aria2
   # the WAN benchmark's plots run in a venv (scripts/setup-venv.sh)
   python3-venv
   # benchmarks

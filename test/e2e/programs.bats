@@ -160,3 +160,34 @@ teardown_file() {
     assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:5201" $field $SIZE
   done
 }
+
+# Threaded and event-loop clients beyond the C tools: a JVM (HttpClient's selector and executor
+# threads), Node.js (libuv), aria2c splitting one file over 16 connections.
+@test "a JVM's HttpClient fetches 4 copies at once: same output, every flow whole" {
+  command -v java >/dev/null || skip "no java (scripts/install-deps.sh installs a JDK)"
+  same_with_and_without_shim "java $REPO/test/programs/ParallelGet.java http://$NETNS_SRV_IP:8080/f64 4"
+  [ "$(echo "$out" | grep -c "^200 $SIZE ")" -eq 4 ]
+  # the JVM connects through dual-stack IPv6 sockets: the peer is the v4-mapped address
+  [ "$(count_whole_flows "$BATS_TEST_TMPDIR/sobas.log" "peer=[::ffff:$NETNS_SRV_IP]:8080" bytes_received $SIZE)" -eq 4 ]
+}
+
+@test "Node.js http.get: same status, length and digest; the flow whole" {
+  command -v node >/dev/null || skip "no node (scripts/install-deps.sh installs nodejs)"
+  same_with_and_without_shim "node $REPO/test/programs/node_get.js http://$NETNS_SRV_IP:8080/f64"
+  [ "$out" = "200 $SIZE $(sha256sum < "$DATA/f64" | cut -d' ' -f1)" ]
+  assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:8080" bytes_received $SIZE
+}
+
+@test "aria2c -x 16 -s 16 splits one file over 16 connections: the same file, 16 flows that carried it" {
+  command -v aria2c >/dev/null || skip "no aria2c (scripts/install-deps.sh installs aria2)"
+  skip_under_asan aria2c
+  # aria2c prints timings and speeds: the file's digest and the exit code are what must not change
+  same_with_and_without_shim "aria2c -q -x 16 -s 16 -k 1M --allow-overwrite=true --auto-file-renaming=false \
+    -d $BATS_TEST_TMPDIR -o out http://$NETNS_SRV_IP:8080/f64 && sha256sum < $BATS_TEST_TMPDIR/out"
+  [ "$out" = "$(sha256sum < "$DATA/f64")" ]
+  local log=$BATS_TEST_TMPDIR/sobas.log flows bytes
+  flows=$(grep -c "ev=close .*peer=$NETNS_SRV_IP:8080" "$log")
+  bytes=$(grep "ev=close .*peer=$NETNS_SRV_IP:8080" "$log" | grep -o 'app_rx=[0-9]*' | cut -d= -f2 | paste -sd+ | bc)
+  echo "flows $flows, bytes $bytes"
+  [ "$flows" -ge 16 ] && [ "$bytes" -ge "$SIZE" ] && [ "$bytes" -le $((SIZE + SIZE / 100)) ]
+}
