@@ -94,6 +94,15 @@ static int hide_fd(int fd) {
   return hi;
 }
 
+/* Below this many files per process the helper opens none: its two sockets would come out of a budget
+ * the host sized for itself (a program at RLIMIT_NOFILE 32 would get EMFILE two files early). */
+#define FD_LIMIT_MIN 128
+
+static int fd_limit_too_low(void) {
+  struct rlimit rl;
+  return getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < FD_LIMIT_MIN;
+}
+
 static int open_socket(int fam) {
   int fd = libc_socket(fam == 6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
@@ -388,8 +397,10 @@ uint32_t sobas_probe_open(const struct sobas_addr *local, const struct sobas_add
    * the flow asks again at its next check. */
   *why = SOBAS_NONE_BUSY;
   if (pthread_mutex_trylock(&P.mu) != 0) return 0;
-  *why = SOBAS_NONE_NO_SOCKET;
   uint32_t handle = 0;
+  *why = SOBAS_NONE_FD_LIMIT;
+  if (P.fd[fam == 6] < 0 && fd_limit_too_low()) goto out;
+  *why = SOBAS_NONE_NO_SOCKET;
   if (!P.slots) {
     void *m = mmap(NULL, sizeof(struct slot) * SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     P.slots = m == MAP_FAILED ? NULL : m;
@@ -543,6 +554,6 @@ const char *sobas_probe_status_name(enum sobas_probe_status s) {
 }
 
 const char *sobas_probe_none_name(enum sobas_probe_none w) {
-  static const char *const names[] = {"-", "no-echo", "silent", "no-socket", "no-slot", "busy"};
-  return (unsigned)w < 6 ? names[w] : "?";
+  static const char *const names[] = {"-", "no-echo", "silent", "no-socket", "no-slot", "busy", "fd-limit"};
+  return (unsigned)w < sizeof names / sizeof *names ? names[w] : "?";
 }

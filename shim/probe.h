@@ -20,6 +20,7 @@ enum sobas_probe_none {
   SOBAS_NONE_NO_SOCKET = 3, /* the helper could not open its socket or start */
   SOBAS_NONE_NO_SLOT = 4,   /* too many probed flows in this process */
   SOBAS_NONE_BUSY = 5,      /* not an outcome: open found the helper busy, ask again */
+  SOBAS_NONE_FD_LIMIT = 6,  /* the host may open so few files that the helper's sockets would be missed */
 };
 
 /* One measurement window's view of a flow's probe, read by the flow's sampler. */

@@ -291,3 +291,17 @@ PY
   run ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path 10.80.1.1:1
   [ "$status" -eq 1 ] && [[ "$output" == *"does not answer"* ]]
 }
+
+# A program that may open only 32 files gets all of them: the helper's sockets would take two.
+@test "a program at RLIMIT_NOFILE 32 gets every file it could without the shim; the probe stays out (why=fd-limit)" {
+  path 100M 500000
+  local plain shim
+  plain=$(ip netns exec "$TB-rcv" "$PROGS/fd_limit" 10.80.1.1 8080 /small)
+  shim=$(ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_LOG="$BATS_TEST_TMPDIR/fd.log" \
+    "$PROGS/fd_limit" 10.80.1.1 8080 /small)
+  stop_path
+  echo "plain: $plain; preloaded: $shim"
+  grep -E ' ev=(probe|close) ' "$BATS_TEST_TMPDIR/fd.log" | cut -c1-200
+  [ "$plain" = "$shim" ]
+  [ "$(field fd close probe_why)" = fd-limit ]
+}
