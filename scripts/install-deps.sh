@@ -6,7 +6,7 @@ packages=(
   # build
   cmake ninja-build gcc g++ make pkg-config libgtest-dev libncurses-dev
   # tests: bats and the real programs the shim is tested under
-  bats iproute2 procps wget curl rsync openssh-client openssh-server iperf3 python3 tmux
+  bats iproute2 procps wget curl rsync openssh-client openssh-server iperf3 python3 tmux git
   # the Debian packages: dpkg-shlibdeps fills their Depends, CPack finds the binaries with file
   dpkg-dev file
   # the manual pages are checked with groff

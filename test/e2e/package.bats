@@ -34,10 +34,11 @@ scratch_dpkg() { dpkg --root="$ROOT" --log=/dev/null --force-script-chrootless "
   # the library in the multiarch directory that ld.so's $LIB names, in its private folder
   local multiarch
   multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-  run dpkg-deb -c "$sobas"
+  # dpkg-deb -c: mode owner size date time path [-> target]
+  run bash -c "dpkg-deb -c '$sobas' | awk '{ print \$6 }'"
   for path in ./usr/lib/$multiarch/sobas/libsobas.so ./usr/bin/sobas ./usr/bin/sobas-path ./etc/sobas/sobas.conf \
     ./usr/share/man/man1/sobas.1.gz ./usr/share/man/man1/sobas-path.1.gz ./usr/share/man/man7/libsobas.7.gz ./usr/share/man/man5/sobas.conf.5.gz; do
-    [[ "$output" == *" $path"$'\n'* || "$output" == *" $path" ]] || { echo "no $path in sobas: $output"; return 1; }
+    grep -qx -- "$path" <<< "$output" || { echo "no $path in sobas: $output"; return 1; }
   done
   [[ "$output" != *sobasd* && "$output" != *sobas-top* ]]
   run dpkg-deb -c "$DEBS/sobasd_0.1.0_$arch.deb"

