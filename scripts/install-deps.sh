@@ -15,6 +15,8 @@ packages=(
   nginx-light lighttpd
   # more real clients: a JVM (run from source, so a JDK), Node.js, a 16-connection downloader
   default-jdk-headless nodejs aria2
+  # UDT (SABUL's successor), the seeds' rate-based contender in the benchmark (test/udt)
+  libudt-dev
   # the WAN benchmark's plots run in a venv (scripts/setup-venv.sh)
   python3-venv
   # benchmarks

@@ -36,6 +36,7 @@ LATE_LIMIT_US = 100  # mean release lateness above this and the emulated path is
 STALL_LAG_LIMIT = 0.03  # the link frozen by host stalls for more of the run than this: the host was measured
 IPERF_BLOCK = 128 * 1024
 PING_PORT, FLOOD_PORT, HTTP_PORT, IPERF_PORT, XIPERF_PORT, SOBASD_PORT = 7001, 7002, 8080, 5201, 5202, 9521
+UDT_PORT = 9000
 NO_SOBASD_PORT = 9529  # nothing listens there: the "sobas no sobasd" contender's probe gets no echo
 # nginx as it is deployed for static files: worker processes, epoll, sendfile. The workers run as
 # root only because the benchmark's folder is root's (mkdtemp, mode 0700).
@@ -113,8 +114,11 @@ CONTENDERS = {
 }
 # The seeds' policies on the receiver (SOBAS_POLICY; bdp's C' from the sender's sobasd), run when
 # --contenders names them.
+# udt: the file over UDT (SABUL's successor, seed 004; test/udt/udt_xfer) instead of HTTP over TCP, on
+# the HTTP scenarios; its retransmissions are the packets its receiver found lost.
 SEEDS = {"bdp": dict(cc="cubic", bufs="auto", preload="receiver", policy="bdp"),
-         "drs": dict(cc="cubic", bufs="auto", preload="receiver", policy="drs")}
+         "drs": dict(cc="cubic", bufs="auto", preload="receiver", policy="drs"),
+         "udt": dict(cc="cubic", bufs="auto", preload=None, transport="udt")}
 SWEEP = {f"S={s}": dict(cc="cubic", bufs=s, preload=None) for s in ("128K", "400K", "550K")}
 SWEEP["S=max"] = dict(cc="cubic", bufs="max", preload=None)
 
@@ -396,6 +400,8 @@ class Bench:
             end = json.loads(out)["end"]
             return int(end["sum_sent"]["bytes"]), int(end["sum_received"]["bytes"]), \
                 float(end["sum_received"]["seconds"])
+        if spec.get("transport") == "udt":
+            return self.transfer_udt(size)
         # HTTP: a file served from the sender, fetched by curl at the receiver.
         if fixed:
             raise ValueError("fixed buffers need iperf3")
@@ -408,6 +414,19 @@ class Bench:
                        f"http://{SND_IP}:{HTTP_PORT}/payload.{size}"], timeout=300, env=env_rcv)
         self.procs.stop(srv)
         got, secs = out.split()
+        return int(got), int(got), float(secs)
+
+    def transfer_udt(self, size):
+        """The payload over UDT: udt_xfer serves it from the sender and fetches it at the receiver."""
+        exe = os.path.join(self.build, "test", "udt", "udt_xfer")
+        srv = self.procs.start(SND, [exe, "serve", "--listen", SND_IP, "--port", str(UDT_PORT), self.tmp])
+        try:
+            wait_port(SND, UDT_PORT, "u")
+            out = sh(RCV, [exe, "get", SND_IP, str(UDT_PORT), f"payload.{size}", "/dev/null"], timeout=300)
+        finally:
+            self.procs.stop(srv)
+        got, secs, lost = out.split()
+        self.udt_lost = int(lost)
         return int(got), int(got), float(secs)
 
     def serve_nginx(self, sc, size, env_snd, env_rcv):
@@ -456,7 +475,7 @@ class Bench:
             t0 = time.monotonic()
             sent, run.bytes, run.seconds = self.transfer(sc, con, size, tag, log)
             t1 = time.monotonic()
-            run.retrans = retrans_segs(SND) - rx0
+            run.retrans = self.udt_lost if spec.get("transport") == "udt" else retrans_segs(SND) - rx0
             self.procs.stop(ping)
             self.stop_cross(cross, sc, tag, run)
             # Read while wanemu still holds the devices: once it lets go, late packets of a closing
@@ -524,7 +543,8 @@ class Bench:
         if not self.args.contenders:
             return sc.contenders
         named = self.args.contenders.split(",")
-        seeds = [c for c in SEEDS if c in named and sc.name != "sweep"]
+        seeds = [c for c in SEEDS if c in named and sc.name != "sweep" and
+                 (SEEDS[c].get("transport") != "udt" or sc.tool == "http")]
         return [c for c in sc.contenders if c in named] + seeds
 
     # -- the whole benchmark ---------------------------------------------------------------
@@ -540,6 +560,9 @@ class Bench:
             if bad:
                 sys.exit(f"wanbench: unknown scenario(s) {', '.join(bad)}; known: {', '.join(known)}")
             chosen = [known[n] for n in names]
+        if "udt" in (self.args.contenders or "").split(",") and \
+                not os.access(os.path.join(self.build, "test", "udt", "udt_xfer"), os.X_OK):
+            sys.exit("wanbench: the udt contender needs test/udt/udt_xfer: apt install libudt-dev, then build")
         if any(sc.tool == "nginx" for sc in chosen) and not shutil.which("nginx"):
             sys.exit("wanbench: nginx missing: scripts/install-deps.sh installs it")
         subprocess.run([os.path.join(ROOT, "scripts", "testbed.sh"), "up", "--name", NS, "--buf-max",
