@@ -54,9 +54,20 @@ static int check_fd(int fd, const char *path, size_t *size, char *err, size_t n)
   return 0;
 }
 
+/* A writer stores into the mapping: a page the filesystem cannot back then (a full /dev/shm, a ring
+ * made sparse) would kill the host with SIGBUS. Every block is reserved first, or the ring not used.
+ * fallocate(2), not posix_fallocate: glibc's fallback for filesystems without it writes bytes into
+ * the file, which other processes are writing records into. */
+static int reserve(int fd, const char *path, size_t size, char *err, size_t n) {
+  if (fallocate(fd, 0, 0, (off_t)size) == 0) return 0;
+  say(err, n, "cannot be reserved", path, errno);
+  return -1;
+}
+
 static int map_fd(int fd, const char *path, int writable, struct sobas_ring_map *m, void **base, size_t *size,
                   uint64_t *ino, char *err, size_t n) {
   if (check_fd(fd, path, size, err, n) != 0) return -1;
+  if (writable && reserve(fd, path, *size, err, n) != 0) return -1;
   void *p = mmap(NULL, *size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     say(err, n, "cannot be mapped", path, errno);
@@ -86,9 +97,11 @@ static int create(const char *path, char *err, size_t n) {
   }
   size_t size = sobas_ring_bytes();
   void *p = MAP_FAILED;
-  if (ftruncate(fd, (off_t)size) == 0) p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (reserve(fd, tmp, size, err, n) == 0) {
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) say(err, n, "cannot be mapped", tmp, errno);
+  }
   if (p == MAP_FAILED) {
-    say(err, n, "cannot be sized", tmp, errno);
     close(fd);
     unlink(tmp);
     return -1;
