@@ -9,10 +9,7 @@ setup() {
   DATA=$BATS_TEST_TMPDIR/data
   mkdir -p "$DATA"
   head -c $((4 * 1024 * 1024)) /dev/urandom > "$DATA/f"
-  HTTP_PORT=$((20000 + RANDOM % 20000))
-  python3 -m http.server $HTTP_PORT --bind 127.0.0.1 -d "$DATA" >/dev/null 2>&1 3>&- &
-  HTTP_PID=$!
-  for _ in $(seq 1 100); do ss -Hltn "sport = :$HTTP_PORT" | grep -q LISTEN && break; sleep 0.05; done
+  serve_loopback "$DATA"
   LOG=$BATS_TEST_TMPDIR/sobas.log
 }
 

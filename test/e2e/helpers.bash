@@ -26,6 +26,16 @@ sobas_cmd() {
   else "$SOBAS_CMD" "$@"; fi
 }
 
+# serve_loopback DIR: python's HTTP server for DIR on 127.0.0.1 at a random port; sets HTTP_PORT and
+# HTTP_PID (the caller's teardown kills it) and returns once it listens.
+serve_loopback() {
+  HTTP_PORT=$((20000 + RANDOM % 20000))
+  python3 -m http.server $HTTP_PORT --bind 127.0.0.1 -d "$1" >/dev/null 2>&1 3>&- &
+  HTTP_PID=$!
+  for _ in $(seq 1 100); do ss -Hltn "sport = :$HTTP_PORT" | grep -q LISTEN && return 0; sleep 0.05; done
+  return 1
+}
+
 # An HTTP GET whose body is read and dropped, by Python's client (neutral to sanitizers, unlike
 # curl/wget): usage python3 -c "$HTTP_FETCH_PY" URL
 HTTP_FETCH_PY='import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()'

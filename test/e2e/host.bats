@@ -16,14 +16,6 @@ teardown() {
   [ -z "${HTTP_PID:-}" ] || kill "$HTTP_PID" 2>/dev/null || true
 }
 
-start_http() {
-  HTTP_PORT=$((20000 + RANDOM % 20000))
-  python3 -m http.server $HTTP_PORT --bind 127.0.0.1 -d "$DATA" >/dev/null 2>&1 3>&- &
-  HTTP_PID=$!
-  for _ in $(seq 1 100); do ss -Hltn "sport = :$HTTP_PORT" | grep -q LISTEN && return 0; sleep 0.05; done
-  return 1
-}
-
 @test "sobas --help and --version; sobasd, sobas-top and sobas-path --version" {
   run sobas_cmd --help
   [ "$status" -eq 0 ]
@@ -165,21 +157,21 @@ hello" ]
 }
 
 @test "sobas --log measures a loopback download with --loopback" {
-  start_http
+  serve_loopback "$DATA"
   run sobas_cmd --loopback --log "$LOG" python3 -c "$HTTP_FETCH_PY" http://127.0.0.1:$HTTP_PORT/f4
   [ "$status" -eq 0 ]
   assert_flow_bytes "$LOG" "127.0.0.1:$HTTP_PORT" app_rx 4194304
 }
 
 @test "loopback flows are skipped by default" {
-  start_http
+  serve_loopback "$DATA"
   run sobas_cmd --log "$LOG" python3 -c "$HTTP_FETCH_PY" http://127.0.0.1:$HTTP_PORT/f4
   [ "$status" -eq 0 ]
   [ ! -e "$LOG" ]
 }
 
 @test "SOBAS_DISABLE=1 is pure pass-through" {
-  start_http
+  serve_loopback "$DATA"
   run env SOBAS_DISABLE=1 SOBAS_TRACK_LOOPBACK=1 SOBAS_LOG="$LOG" SOBAS_BULK_BYTES=junk LD_PRELOAD="$PRELOAD" \
     python3 -c "$HTTP_FETCH_PY" http://127.0.0.1:$HTTP_PORT/f4
   [ "$status" -eq 0 ]
@@ -204,7 +196,7 @@ hello" ]
 }
 
 @test "the config file is read from SOBAS_CONF_FILE, and its mistakes are reported with line numbers" {
-  start_http
+  serve_loopback "$DATA"
   printf 'track_loopback = yes\nlog = %s\nbogus = 1\n' "$LOG" > "$BATS_TEST_TMPDIR/sobas.conf"
   run env SOBAS_CONF_FILE="$BATS_TEST_TMPDIR/sobas.conf" LD_PRELOAD="$PRELOAD" \
     python3 -c "$HTTP_FETCH_PY" http://127.0.0.1:$HTTP_PORT/f4
@@ -227,7 +219,7 @@ hello" ]
 }
 
 @test "an inherited TCP socket (cat <&3) is found on first use, once" {
-  start_http
+  serve_loopback "$DATA"
   run bash -c "exec 3<>/dev/tcp/127.0.0.1/$HTTP_PORT
     printf 'GET /f4 HTTP/1.0\r\n\r\n' >&3
     env LD_PRELOAD='$PRELOAD' SOBAS_TRACK_LOOPBACK=1 SOBAS_LOG='$LOG' cat <&3 | tail -c 4194304 | sha256sum"

@@ -62,10 +62,7 @@ scratch_dpkg() { dpkg --root="$ROOT" --log=/dev/null --force-script-chrootless "
   local data=$BATS_TEST_TMPDIR/www log=$BATS_TEST_TMPDIR/sobas.log
   mkdir -p "$data"
   head -c $((8 * 1024 * 1024)) /dev/urandom > "$data/f"
-  HTTP_PORT=$((20000 + RANDOM % 20000))
-  python3 -m http.server $HTTP_PORT --bind 127.0.0.1 -d "$data" >/dev/null 2>&1 3>&- &
-  HTTP_PID=$!
-  for _ in $(seq 1 100); do ss -Hltn "sport = :$HTTP_PORT" | grep -q LISTEN && break; sleep 0.05; done
+  serve_loopback "$data"
   run "$ROOT/usr/bin/sobas" --loopback --log "$log" -v curl -sS -o "$BATS_TEST_TMPDIR/got" "http://127.0.0.1:$HTTP_PORT/f"
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
   [[ "$output" == *"sobas: curl["*"]: active: policy sobas"* ]] || { echo "$output"; return 1; }
