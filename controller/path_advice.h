@@ -12,7 +12,7 @@ namespace sobas {
 // What was measured or read; 0 = not known.
 struct PathFacts {
   uint32_t rtt_us = 0;       // the path's base RTT
-  uint64_t cap_bps = 0;      // C', the packet-train capacity estimate (0: no sobasd to ask)
+  uint64_t cap_bps = 0;      // C' from packet trains, or a download's rate (a lower bound); 0: unknown
   uint64_t rmem_max = 0;     // net.core.rmem_max: the most SO_RCVBUF may ask for
   uint64_t wmem_max = 0;     // net.core.wmem_max
   uint64_t tcp_rmem[3] = {};  // net.ipv4.tcp_rmem: min, default, max (receive autotuning's ceiling)

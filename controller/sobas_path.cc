@@ -33,11 +33,14 @@ constexpr int kProbes = 30;               // 100-byte probes, 10 ms apart: RTT a
 constexpr int kTrains = 5, kTrainLen = 32; // the paper's 5 trains, as the shim asks for them
 constexpr int64_t kListenNs = 1500000000;  // replies after the last probe was sent
 constexpr int kConnectMs = 3000;
+constexpr int64_t kDownloadNs = 3000000000;  // --http: how long the download runs
+constexpr uint64_t kDownloadMin = 1 << 20;    // --http: fewer bytes than this say nothing of the path
 
 struct Options {
   std::string host, port = "22";
   uint16_t probe_port = SOBAS_PROBE_DEFAULT_PORT;
   bool json = false;
+  std::string http_path;  // --http: what to download when no sobasd gives C'
 };
 
 [[noreturn]] void usage_error(const std::string &why) {
@@ -47,7 +50,7 @@ struct Options {
 
 void usage() {
   std::printf(
-      "usage: sobas path [--json] [--probe-port N] HOST[:PORT]\n"
+      "usage: sobas path [--json] [--probe-port N] [--http PATH] HOST[:PORT]\n"
       "Measures the path to HOST and says what a bulk TCP transfer over it needs: the RTT (from a TCP\n"
       "connection to PORT, default 22, which sobasd verifies before it answers); with a sobasd on HOST,\n"
       "the capacity C' from packet trains and the forward loss; then the BDP, Tierney's buffer and whether\n"
@@ -55,6 +58,8 @@ void usage() {
       "buffer this host gives, and the largest S SOBAS would hold.\n"
       "  --json          one JSON object instead of text\n"
       "  --probe-port N  sobasd's UDP port on HOST (default 9521)\n"
+      "  --http PATH     when no sobasd answers, download PATH from the HTTP server on PORT for 3 s and\n"
+      "                  take its rate as a lower bound on the capacity\n"
       "  -V, --version   print the version\n"
       "Exit status: 0 measured; 1 HOST did not answer on PORT; 2 bad usage or HOST does not resolve.\n");
 }
@@ -77,6 +82,9 @@ Options parse(int argc, char **argv) {
       long p = std::strtol(argv[++i], &end, 10);
       if (*end || p < 1 || p > 65535) usage_error(std::string("bad probe port '") + argv[i] + "'");
       o.probe_port = uint16_t(p);
+    } else if (a == "--http") {
+      if (i + 1 >= argc || argv[i + 1][0] != '/') usage_error("--http needs a path starting with /");
+      o.http_path = argv[++i];
     } else if (!a.empty() && a[0] == '-') {
       usage_error("unknown option '" + a + "'");
     } else if (o.host.empty()) {
@@ -299,6 +307,44 @@ std::string human_bytes(uint64_t b) {
   return s;
 }
 
+// --http: one TCP flow's rate over the verified connection, measured over the download's second half
+// (past slow start). A lower bound on the capacity: the flow's window may still be growing, and cross
+// traffic takes its share.
+struct Download {
+  uint64_t bytes = 0, rate_bps = 0;
+  std::string error;
+};
+
+Download http_download(const Options &o, int fd) {
+  Download d;
+  std::string req = "GET " + o.http_path + " HTTP/1.1\r\nHost: " + o.host + "\r\nConnection: close\r\n\r\n";
+  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != ssize_t(req.size())) {
+    d.error = std::strerror(errno);
+    return d;
+  }
+  std::vector<char> buf(1 << 16);
+  std::vector<std::pair<int64_t, uint64_t>> seen;  // (time, bytes so far) at each read
+  int64_t t0 = mono_ns(), end = t0 + kDownloadNs;
+  for (int64_t now = t0; now < end; now = mono_ns()) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, int((end - now) / 1000000) + 1) <= 0) continue;
+    ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) break;
+    d.bytes += uint64_t(n);
+    seen.emplace_back(mono_ns(), d.bytes);
+  }
+  if (d.bytes < kDownloadMin || seen.size() < 2) {
+    d.error = "only " + std::to_string(d.bytes) + " bytes came (at least 1 MiB is needed)";
+    return d;
+  }
+  int64_t half = seen.front().first + (seen.back().first - seen.front().first) / 2;
+  auto mid = std::find_if(seen.begin(), seen.end(), [&](const auto &x) { return x.first >= half; });
+  double secs = double(seen.back().first - mid->first) / 1e9;
+  if (secs > 0) d.rate_bps = uint64_t(double(seen.back().second - mid->second) * 8 / secs);
+  return d;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -311,10 +357,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   ProbeResult pr = probe(o, c);
+  Download dl;
+  if (!pr.cap_bps && !o.http_path.empty()) dl = http_download(o, c.fd);
   close(c.fd);
   sobas::PathFacts f;
   f.rtt_us = pr.echoes ? pr.rtt_min_us : c.rtt_us;
-  f.cap_bps = pr.cap_bps;
+  f.cap_bps = pr.cap_bps ? pr.cap_bps : dl.rate_bps;
+  const char *cap_from = pr.cap_bps ? "sobasd" : dl.rate_bps ? "http" : "none";
   f.rmem_max = read_u64("/proc/sys/net/core/rmem_max");
   f.wmem_max = read_u64("/proc/sys/net/core/wmem_max");
   for (int i = 0; i < 3; i++) {
@@ -325,10 +374,11 @@ int main(int argc, char **argv) {
   const char *rtt_from = pr.echoes ? "sobasd's echoes" : "the TCP handshake";
   if (o.json) {
     std::printf("{\"host\":\"%s\",\"port\":%s,\"rtt_us\":%u,\"rtt_from\":\"%s\",\"sobasd\":%s,\"capacity_bps\":%" PRIu64
+                ",\"capacity_from\":\"%s\",\"http_bytes\":%" PRIu64
                 ",\"trains\":%u,\"probes\":%u,\"echoes\":%u,\"forward_lost\":%" PRIu64 ",\"bdp_bytes\":%" PRIu64
                 ",\"buffer_bytes\":%" PRIu64 ",\"receive_ok\":%s,\"send_ok\":%s,\"sysctl\":[",
-                o.host.c_str(), o.port.c_str(), f.rtt_us, rtt_from, pr.echoes ? "true" : "false", pr.cap_bps,
-                pr.trains_used, pr.sent, pr.echoes, pr.lost, a.bdp_bytes, a.buffer_bytes,
+                o.host.c_str(), o.port.c_str(), f.rtt_us, rtt_from, pr.echoes ? "true" : "false", f.cap_bps,
+                cap_from, dl.bytes, pr.trains_used, pr.sent, pr.echoes, pr.lost, a.bdp_bytes, a.buffer_bytes,
                 a.bdp_bytes ? (a.rcv_ok ? "true" : "false") : "null", a.bdp_bytes ? (a.snd_ok ? "true" : "false") : "null");
     for (size_t i = 0; i < a.sysctl.size(); i++) std::printf("%s\"%s\"", i ? "," : "", a.sysctl[i].c_str());
     std::printf("],\"host_buffer_bytes\":%" PRIu64 ",\"gridftp_streams\":%.1f,\"sobas_max_s_bytes\":%" PRIu64 "}\n",
@@ -350,8 +400,14 @@ int main(int argc, char **argv) {
     std::printf("  capacity C'  unknown: no sobasd answered on UDP port %u (run sobasd on %s for C' and loss)\n",
                 o.probe_port, o.host.c_str());
   }
+  if (dl.rate_bps)
+    std::printf("  throughput   %.1f Mb/s over the second half of a 3 s download of %s (%s): a lower bound on\n"
+                "               the capacity, used below in its place\n",
+                dl.rate_bps / 1e6, o.http_path.c_str(), human_bytes(dl.bytes).c_str());
+  else if (!o.http_path.empty() && !pr.cap_bps)
+    std::printf("  throughput   unknown: the download of %s failed: %s\n", o.http_path.c_str(), dl.error.c_str());
   if (a.bdp_bytes) {
-    std::printf("  BDP          %s (C' x RTT)\n", human_bytes(a.bdp_bytes).c_str());
+    std::printf("  BDP          %s (%s x RTT)\n", human_bytes(a.bdp_bytes).c_str(), pr.cap_bps ? "C'" : "throughput");
     std::printf("  buffer       %s per socket (Tierney: bandwidth x RTT, doubled: Linux gives TCP about half of a\n"
                 "               buffer as window); this host %s it for receiving and %s it for sending\n",
                 human_bytes(a.buffer_bytes).c_str(), a.rcv_ok ? "allows" : "does NOT allow",
@@ -364,8 +420,9 @@ int main(int argc, char **argv) {
     }
     std::printf("  the peer     needs the same %s send buffer for downloads (its net.ipv4.tcp_wmem), receive\n"
                 "               buffer for uploads\n", human_bytes(a.buffer_bytes).c_str());
-    std::printf("  SOBAS        holds S = R x T: at most %s (C' x T) on a path it has alone, less beside cross\n"
-                "               traffic (R is measured during the transfer)\n", human_bytes(a.sobas_max_s).c_str());
+    std::printf("  SOBAS        holds S = R x T: at most %s (%s x T) on a path it has alone, less beside cross\n"
+                "               traffic (R is measured during the transfer)\n", human_bytes(a.sobas_max_s).c_str(),
+                pr.cap_bps ? "C'" : "throughput");
   } else {
     std::printf("  BDP          unknown without C'\n");
   }

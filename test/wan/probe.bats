@@ -40,7 +40,10 @@ path() {
   echo "wanemu did not attach" >&2
   return 1
 }
-stop_path() { kill "$EMU"; wait "$EMU" || true; }
+stop_path() { kill "$EMU"; wait "$EMU" || true; EMU=; }
+
+# A test that fails mid-path leaves no emulator holding the devices for the next one.
+teardown() { [ -z "${EMU:-}" ] || stop_path; }
 
 # fetch NAME FILE [curl options...]: a download by curl under the shim, logged to NAME.log (afresh);
 # prints curl's exit status. The data goes to /dev/null: written to a file, 30 s of it become dirty
@@ -267,11 +270,14 @@ PY
 # `sobas path` from the receiver's namespace: a TCP connection to the HTTP server that sobasd can
 # verify, the probe's RTT and packet trains, and the advice they make; the same host's UDP port with
 # no sobasd gives the handshake's RTT and says C' is unknown; a host that does not resolve exits 2.
-@test "sobas path measures the emulated path with sobasd (RTT, C', BDP, buffer advice) and says what it cannot without" {
+@test "sobas path measures the emulated path with sobasd (RTT, C', BDP, buffer advice), without it from an HTTP download, and says what it cannot" {
   path 100M 500000
   ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path --json 10.80.1.1:8080 > "$BATS_TEST_TMPDIR/path.json"
   ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path 10.80.1.1:8080 > "$BATS_TEST_TMPDIR/path.txt"
   ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path --json --probe-port 9529 10.80.1.1:8080 > "$BATS_TEST_TMPDIR/none.json"
+  # no sobasd, but an HTTP server on the port: a 3 s download stands in for C'
+  ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path --json --probe-port 9529 --http /huge 10.80.1.1:8080 \
+    > "$BATS_TEST_TMPDIR/http.json"
   stop_path
   cat "$BATS_TEST_TMPDIR/path.txt"
   python3 - "$BATS_TEST_TMPDIR" <<'PY'
@@ -284,6 +290,11 @@ assert 0.85e8 <= p["capacity_bps"] <= 1.15e8, "C' not within 15% of 100 Mb/s"
 assert 0.8 * 500000 <= p["bdp_bytes"] <= 1.2 * 500000 and p["buffer_bytes"] >= 2 * p["bdp_bytes"]
 assert p["sobas_max_s_bytes"] == p["bdp_bytes"] and p["gridftp_streams"] > 0
 assert not n["sobasd"] and n["capacity_bps"] == 0 and n["bdp_bytes"] == 0 and 39000 <= n["rtt_us"] <= 45000
+h = json.load(open(f"{d}/http.json"))
+print(h)
+assert h["capacity_from"] == "http" and h["http_bytes"] >= 1 << 20
+assert 0.5e8 <= h["capacity_bps"] <= 1.05e8, "one flow's rate past slow start: at most C, most of it"
+assert h["bdp_bytes"] > 0 and h["sobas_max_s_bytes"] == h["bdp_bytes"]
 PY
   grep -q "capacity C'  [0-9.]* Mb/s" "$BATS_TEST_TMPDIR/path.txt"
   run "$BUILD/bin/sobas" path no-such-host.invalid
