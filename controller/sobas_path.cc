@@ -427,9 +427,9 @@ int main(int argc, char **argv) {
     std::printf("  BDP          unknown without C'\n");
   }
   if (a.gridftp_streams > 0)
-    std::printf("  GridFTP      %.1f parallel streams for this host's %s window (%s buffer): Po = 155 x RTT_ms /\n"
-                "               Bo_KB^0.86, fitted at 1 Gb/s and 5-50 ms; a single SOBAS stream cannot exceed the window\n",
-                a.gridftp_streams, human_bytes(a.host_buffer_bytes / 2).c_str(),
-                human_bytes(a.host_buffer_bytes).c_str());
+    std::printf("  GridFTP      %.1f parallel streams for this host's %s buffer: Po = 155 x RTT_ms / Bo_KB^0.86,\n"
+                "               fitted at 1 Gb/s and 5-50 ms; a single SOBAS stream cannot exceed its window (about\n"
+                "               half the buffer)\n",
+                a.gridftp_streams, human_bytes(a.host_buffer_bytes).c_str());
   return 0;
 }
