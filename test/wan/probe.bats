@@ -316,3 +316,20 @@ PY
   [ "$plain" = "$shim" ]
   [ "$(field fd close probe_why)" = fd-limit ]
 }
+
+# A firewall that drops the probe's port: datagrams reach the sender's host and vanish, with no ICMP
+# back. A UDP sink on that port in the sender's namespace is exactly that, seen from the receiver (these
+# machines have neither nft nor iptables nor tc's drop action).
+@test "the probe's port firewalled (dropped silently): no echo, the download whole, SOBAS on kernel signals" {
+  ip netns exec "$TB-snd" "$WAN/wanflood" --sink 9530 >/dev/null 3>&- &
+  local sink=$!
+  path 100M 500000
+  rc=$(SOBAS_PROBE_PORT=9530 fetch fw small)
+  stop_path
+  kill "$sink"
+  grep -E ' ev=(probe|decision|close) ' "$BATS_TEST_TMPDIR/fw.log" | cut -c1-200
+  [ "$rc" -eq 0 ]
+  [ "$(field fw close probe)" = none ] && [ "$(field fw close probe_why)" = no-echo ]
+  [ "$(field fw close bytes_received)" -ge $((40 * 1024 * 1024)) ]
+  grep -q ' ev=decision .*to=decided ' "$BATS_TEST_TMPDIR/fw.log"
+}
