@@ -12,12 +12,12 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "sobas developers <sobas@localhost>")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
-# Descriptions: a summary line, then lines under 80 columns (CPack indents them by one space).
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # dpkg-shlibdeps fills Depends from what each binary links (libc6, libstdc++6, libncursesw6, ...).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF) # a preload library is no library to link against
 
+# Descriptions: a summary line, then lines under 80 columns (CPack indents them by one space).
 set(CPACK_DEBIAN_SOBAS_PACKAGE_NAME sobas)
 set(CPACK_COMPONENT_SOBAS_DESCRIPTION "socket buffer auto-sizing for unmodified programs (LD_PRELOAD)
 libsobas.so sizes each bulk TCP flow's window to the path's available

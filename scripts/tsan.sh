@@ -101,4 +101,6 @@ probed=$(grep -c 'ev=probe .*what=status status=active' "$out/sobas.log" || true
 echo "$tool: $(grep -c 'ev=open' "$out/sobas.log") flows measured, $probed probed by the helper thread;" \
   "$total reports, $ours naming libsobas.so"
 [ "$ours" -eq 0 ] || { echo "tsan.sh: every report kept in $out" >&2; exit 1; }
+# The emulated WAN is there so that the helper thread runs: a run where it never did checked less.
+[ "$probed" -gt 0 ] || { echo "tsan.sh: no flow was probed: the probe's helper thread never ran" >&2; exit 1; }
 rm -rf "$out" # nothing of ours to look at (the hosts' own reports, e.g. the JVM's, are not ours to fix)

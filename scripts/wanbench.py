@@ -372,7 +372,8 @@ class Bench:
         sysctl(SND, "net.ipv4.tcp_wmem", f"4096 {start or 16384} {BUF_MAX}")
 
     def transfer(self, sc, con, size, tag, log):
-        """Runs the program; returns (bytes sent, bytes received, seconds) as the applications saw them."""
+        """Runs the program; returns (bytes sent, bytes received, seconds) as the applications saw them,
+        and its retransmissions when the sender host's TCP counters do not hold them (UDT), else None."""
         spec = spec_of(con)
         env_rcv, env_snd = dict(os.environ), dict(os.environ)
         preloaded = dict(LD_PRELOAD=self.shim, SOBAS_LOG=log, SOBAS_RING=os.path.join(self.tmp, "sobas.ring"))
@@ -399,7 +400,7 @@ class Bench:
             # bytes over the receiver's own measured time, and completeness is the sender's count.
             end = json.loads(out)["end"]
             return int(end["sum_sent"]["bytes"]), int(end["sum_received"]["bytes"]), \
-                float(end["sum_received"]["seconds"])
+                float(end["sum_received"]["seconds"]), None
         if spec.get("transport") == "udt":
             return self.transfer_udt(size)
         # HTTP: a file served from the sender, fetched by curl at the receiver.
@@ -414,11 +415,15 @@ class Bench:
                        f"http://{SND_IP}:{HTTP_PORT}/payload.{size}"], timeout=300, env=env_rcv)
         self.procs.stop(srv)
         got, secs = out.split()
-        return int(got), int(got), float(secs)
+        return int(got), int(got), float(secs), None
+
+    def udt_exe(self):
+        return os.path.join(self.build, "test", "udt", "udt_xfer")
 
     def transfer_udt(self, size):
-        """The payload over UDT: udt_xfer serves it from the sender and fetches it at the receiver."""
-        exe = os.path.join(self.build, "test", "udt", "udt_xfer")
+        """The payload over UDT: udt_xfer serves it from the sender and fetches it at the receiver; its
+        retransmissions are the packets the receiver found lost."""
+        exe = self.udt_exe()
         srv = self.procs.start(SND, [exe, "serve", "--listen", SND_IP, "--port", str(UDT_PORT), self.tmp])
         try:
             wait_port(SND, UDT_PORT, "u")
@@ -426,8 +431,7 @@ class Bench:
         finally:
             self.procs.stop(srv)
         got, secs, lost = out.split()
-        self.udt_lost = int(lost)
-        return int(got), int(got), float(secs)
+        return int(got), int(got), float(secs), int(lost)
 
     def serve_nginx(self, sc, size, env_snd, env_rcv):
         """nginx serving sc.flows concurrent curl downloads of one file each: every byte, over the time
@@ -454,7 +458,7 @@ class Bench:
             secs = time.monotonic() - t0
         finally:
             self.procs.stop(srv)
-        return got, got, secs
+        return got, got, secs, None
 
     def run_one(self, sc, cal, con, rep, size):
         tag = f"{sc.name}.{con.replace(' ', '_').replace('=', '')}.{rep}"
@@ -473,9 +477,9 @@ class Bench:
             ping = self.procs.start(RCV, [self.exe("wanping"), "--to", f"{SND_IP}:{PING_PORT}", "--out", ping_out])
             rx0 = retrans_segs(SND)
             t0 = time.monotonic()
-            sent, run.bytes, run.seconds = self.transfer(sc, con, size, tag, log)
+            sent, run.bytes, run.seconds, retrans = self.transfer(sc, con, size, tag, log)
             t1 = time.monotonic()
-            run.retrans = self.udt_lost if spec.get("transport") == "udt" else retrans_segs(SND) - rx0
+            run.retrans = retrans_segs(SND) - rx0 if retrans is None else retrans
             self.procs.stop(ping)
             self.stop_cross(cross, sc, tag, run)
             # Read while wanemu still holds the devices: once it lets go, late packets of a closing
@@ -560,8 +564,7 @@ class Bench:
             if bad:
                 sys.exit(f"wanbench: unknown scenario(s) {', '.join(bad)}; known: {', '.join(known)}")
             chosen = [known[n] for n in names]
-        if "udt" in (self.args.contenders or "").split(",") and \
-                not os.access(os.path.join(self.build, "test", "udt", "udt_xfer"), os.X_OK):
+        if "udt" in (self.args.contenders or "").split(",") and not os.access(self.udt_exe(), os.X_OK):
             sys.exit("wanbench: the udt contender needs test/udt/udt_xfer: apt install libudt-dev, then build")
         if any(sc.tool == "nginx" for sc in chosen) and not shutil.which("nginx"):
             sys.exit("wanbench: nginx missing: scripts/install-deps.sh installs it")

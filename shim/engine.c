@@ -335,8 +335,9 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   uint32_t need = in_ss ? e->p.flat_n_ss : e->p.flat_n_ca;
   if (last_equal(e, need, &plateau)) {
     int s_grew = (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
-    uint32_t plateau_rtt = e->p.full_least ? least_rtt(e, need) : median_rtt(e, need);
-    int full = in_ss ? rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000) : rtt_above(plateau_rtt, t0, e->p.equal_tol, 1000);
+    /* In congestion avoidance: the plateau's median RTT, or for a sender (full_least) its least. */
+    int full = in_ss ? rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000)
+                     : rtt_above(e->p.full_least ? least_rtt(e, need) : median_rtt(e, need), t0, e->p.equal_tol, 1000);
     if (s_grew || full) return decide(e, a, plateau, t0, SOBAS_WHY_FLAT_RATE, in->t_ns);
   }
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */
