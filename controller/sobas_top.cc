@@ -144,8 +144,10 @@ class Ring {
   explicit Ring(std::string path) : path_(std::move(path)) {}
   ~Ring() { unmap(); }
 
-  // Maps the ring if needed; a ring recreated under it (another inode) is mapped afresh and read from
-  // its oldest record. Returns "" or what is wrong.
+  // Maps the ring if needed; a ring removed or replaced under it is mapped afresh and read from its
+  // oldest record. While mapped, the old file keeps its inode number, so a new one differs; once
+  // unmapped, ext4 hands that number to the next file, so any mapping after the first is a new ring.
+  // Returns "" or what is wrong.
   std::string attach() {
     struct stat st;
     if (base_ && stat(path_.c_str(), &st) == 0 && uint64_t(st.st_ino) == ino_) return "";
@@ -158,8 +160,8 @@ class Ring {
       return err;
     }
     sobas_ring_cursor_oldest(&map_, &cur_);
-    if (last_ino_ && ino_ != last_ino_) recreated_++;
-    last_ino_ = ino_;
+    if (attached_before_) recreated_++;
+    attached_before_ = true;
     return "";
   }
 
@@ -184,7 +186,8 @@ class Ring {
   sobas_ring_map map_{};
   void *base_ = nullptr;
   size_t size_ = 0;
-  uint64_t ino_ = 0, last_ino_ = 0;
+  uint64_t ino_ = 0;
+  bool attached_before_ = false;
   sobas_ring_cursor cur_{};
   uint64_t lost_before_ = 0, torn_before_ = 0;
   unsigned recreated_ = 0;
