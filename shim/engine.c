@@ -139,6 +139,8 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
       if (e->resumed && (e->backoff_ns *= 2) > e->p.resume_backoff_max_ns) e->backoff_ns = e->p.resume_backoff_max_ns;
       e->resumed = 0;
       e->resume_after_ns = t_ns + e->backoff_ns;
+      e->aside_on_loss = why == SOBAS_WHY_CONGESTED;
+      e->path_loss_ns = t_ns;
       forget_rates(e);
     }
   }
@@ -438,13 +440,24 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
   return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_COMPETING, 1, e->p.s_max, r, in->rtt_us, in->t_ns);
 }
 
-/* Stepped aside: search again once the rate says the path is the flow's again, back to resume_frac of
- * what it held alone or, never held alone, resume_jump above its rate aside; never sooner than the
- * backoff. The search runs uncapped until it decides, so a return that finds the competitor still there
- * costs only the held windows that find it again. A flow on a lossy path never gets its rate back this
- * way and stays aside, as the paper has it. */
+/* Aside, a loss the path caused: one with no queue beside it (DropTail drops only from a full queue,
+ * and at S_max a full queue is as often our own). A probe window with no echo at all is not clean. */
+static int path_loss_aside(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  if (in->probe) return (in->losses || in->ooo) && (in->rtt_max_us == 0 || !probe_saw_queue(e, in));
+  return in->losses && !rtt_above(in->rtt_us, base_rtt(in), e->p.equal_tol, 1000);
+}
+
+/* Stepped aside: search again once the path says it is the flow's again, never sooner than the
+ * backoff. After a competitor's queue: the rate back to resume_frac of what the flow held alone or,
+ * never held alone, resume_jump above its rate aside. After the path's losses: also a backoff with
+ * none of them, since a flow that stepped aside before it ever held has no rate to come back to
+ * (measured on the 0.25-BDP path beside Poisson UDP: a burst's loss with no queue 1.3 s in, and the
+ * flow ran as plain CUBIC for the remaining 60 s). The search runs uncapped until it decides, so a
+ * return that finds the competitor or the losses still there costs only the held windows that find
+ * them again. A flow on a lossy path keeps seeing losses and stays aside, as the paper has it. */
 static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   const uint32_t recent = 3, before = 8;
+  if (path_loss_aside(e, in)) e->path_loss_ns = in->t_ns;
   if (in->rate_bps == 0) return 0;
   push_rate(e, in->rate_bps, in->rtt_us);
   uint32_t n = e->n_rates;
@@ -454,7 +467,8 @@ static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, st
                         : n >= recent + before &&
                               (double)now >= (1.0 + e->p.resume_jump) *
                                                  (double)median_of(e->rates + n - recent - before, before);
-  if (!back) return 0;
+  int clean = e->aside_on_loss && in->t_ns - e->path_loss_ns >= e->backoff_ns;
+  if (!back && !clean) return 0;
   e->resumed = 1;
   e->last_increase_ns = in->t_ns;
   return act(e, a, SOBAS_ST_CONG_AVOID, SOBAS_WHY_RESUME, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);

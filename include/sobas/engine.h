@@ -124,6 +124,8 @@ struct sobas_engine {
   uint64_t r_alone;                 /* the rate a decision held with no competitor (0: never seen) */
   uint64_t r_held;                  /* the rate S was last set from (decision or lift) */
   int64_t resume_after_ns;          /* stepped aside: no new search before this */
+  uint8_t aside_on_loss;            /* stepped aside for the path's losses (not a competitor's queue) */
+  int64_t path_loss_ns;             /* ... and when the last of them was seen */
   int64_t backoff_ns;               /* the current least time aside */
   uint8_t lifting;                  /* windows since S was lifted (0: not lifting) */
   uint64_t s_before_lift;           /* S before the lift under way */

@@ -839,14 +839,38 @@ TEST(Engine, AVainReturnBacksOff) {
   EXPECT_EQ(g.e.resume_after_ns, g.t + 2 * backoff);
 }
 
-// Random loss steps aside and the rate never comes back: the flow stays aside, uncapped.
+// Random loss steps aside; the rate never comes back and the losses go on (no queue with them, an
+// episode every 0.8 s): the flow stays aside, uncapped.
 TEST(Engine, ALossyPathStaysAside) {
   Engine g;
   g.decide(30);
   g.held(30, kRtt);
   for (int i = 0; i < 4; i++) g.feed(i % 2 ? 30 : 29, kRtt, i % 2 ? 0 : 3);
   ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
-  for (int i = 0; i < 500; i++) EXPECT_FALSE(g.held(i % 20 < 10 ? 15 : 19)) << i;
+  for (int i = 0; i < 500; i++) EXPECT_FALSE(g.feed(i % 20 < 10 ? 15 : 19, kRtt, i % 10 == 0 ? 4 : 0)) << i;
+  for (int i = 0; i < 500; i++) EXPECT_FALSE(g.feed(20, kRtt, i % 10 == 0 ? 1 : 0, true)) << "beside the probe " << i;
+}
+
+// Stepped aside on the path's loss (a burst of cross traffic into a shallow buffer, beside the probe,
+// no queue) before ever holding: there is no rate to come back to and plain CUBIC's rate does not jump,
+// but the losses stop. Once a backoff passes with none, the flow searches again; losses that came with
+// a queue (CUBIC at S_max filling the buffer itself) do not keep it aside. Measured in CI: the flow
+// ran as plain CUBIC for the 60 s that were left.
+TEST(Engine, AsideOnTheLossOfABurstItComesBackWhenTheLossesStop) {
+  Engine g;
+  g.feed(20);
+  g.feed(10);  // slow start ended in a loss: congestion avoidance
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
+  ASSERT_TRUE(g.feed(60, kRtt, 3, true));
+  ASSERT_EQ(g.last().why, SOBAS_WHY_CONGESTED);
+  const int64_t aside_at = g.t;
+  for (int i = 0; i < 8; i++) EXPECT_FALSE(g.feed(62, kRtt, i == 4 ? 2 : 0, true, 50000)) << i;
+  bool back = false;
+  while (!back && g.t < aside_at + 10'000'000'000) back = g.feed(62, kRtt, 0, true);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME);
+  EXPECT_GE(g.t - aside_at, g.p.resume_backoff_ns);
+  EXPECT_LE(g.t - aside_at, g.p.resume_backoff_ns + 2 * 2 * (int64_t)kRtt * 1000 + 1);
 }
 
 // The engine's own defaults, the lift included (the helper turns it off for the tests above).
