@@ -360,8 +360,9 @@ static void engine_begin(int fd, struct sobas_flow *f, uint32_t rtt, int64_t t) 
   /* A sender's tcpi_rtt is exact to the µs: a pacer's lift ends at the first queue it shows (engine.c,
    * lift), and a plateau in congestion avoidance is the path's only with a queue in every window of it:
    * CUBIC regrowing after a loss on a 0.25-BDP path, flat at 35.7 Mb/s of A = 77 with two RTT spikes of
-   * cross traffic in five windows (median +5.7%, least +1.3%), was decided there and held 46% of A. */
-  if (f->flags & SOBAS_FLOW_SENDS) p.lift_queue_frac = 0.05, p.full_least = 1;
+   * cross traffic in five windows (median +5.7%, least +1.3%), was decided there and held 46% of A.
+   * A pacer has no ACK clock either: a path that slows queues its excess, so it first trims S. */
+  if (f->flags & SOBAS_FLOW_SENDS) p.lift_queue_frac = 0.05, p.full_least = 1, p.trim_first = 1;
   sobas_engine_start(&f->eng, &p, 0, rtt, t, &a);
   f->flags |= SOBAS_FLOW_ENGINE;
   const struct sobas_config *c = &sobas_proc.cfg;

@@ -28,7 +28,7 @@ enum sobas_reason {
   SOBAS_WHY_RATE_DROP,       /* a drop without a plateau before it: slow start ended in loss */
   SOBAS_WHY_CONGESTED,       /* losses whatever the window: step aside */
   SOBAS_WHY_REEVALUATE,      /* a long transfer re-runs the search from the decided S */
-  SOBAS_WHY_STANDING_QUEUE,  /* retired (the trim, gone since ring ABI 1.1): kept so later reasons keep their numbers */
+  SOBAS_WHY_STANDING_QUEUE,  /* a pacer held with a standing queue and its rate sunk: S trimmed to the rate it got (ring ABI 1.3; 1.1-1.2: unused) */
   SOBAS_WHY_COMPETING,       /* held, a queue stayed: an elastic competitor keeps it: step aside */
   SOBAS_WHY_RESUME,          /* stepped aside, the rate came back (the competitor left): search again */
   SOBAS_WHY_LIFT,            /* held alone with no queue a while: S raised by lift_gain to see if the path gives more */
@@ -69,6 +69,7 @@ struct sobas_engine_params {
   int64_t resume_backoff_max_ns;
   double lift_gain;         /* held alone with no queue: S is raised by this share to test for more (0: never) ... */
   double lift_grow;         /* ... and the rate grew when both measured windows are this much above the rate before */
+  uint8_t trim_first;        /* held, a standing queue with the rate sunk first trims S to that rate (a pacer: no ACK clock follows a slower path); only a queue that stands again is a competitor's */
   double lift_queue_frac;   /* > 0: a lift also ends at the first window whose RTT is this far (and queue_rtt_min_us) over the RTT held alone: a pacer's lift queues without bound */
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
   int64_t lift_backoff_max_ns;
@@ -117,6 +118,7 @@ struct sobas_engine {
   uint8_t in_loss;                  /* the last window had out-of-order arrivals: an episode is under way */
   uint8_t drained;                  /* decided, and the last window ended with the offered window down to S */
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
+  uint8_t trimmed;                  /* trim_first: S was trimmed since the flow last held clean (or decided) */
   uint8_t held_clean;               /* decided, and held queue_windows evaluations in a row with no queue and R kept */
   uint32_t clean_run;               /* how many such evaluations in a row so far */
   uint32_t rtt_alone_us;            /* the least RTT of the evaluations that made it held_clean (0: none) */

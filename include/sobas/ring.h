@@ -11,7 +11,7 @@ extern "C" {
 
 #define SOBAS_RING_MAGIC 0x31474e5253424f53ull /* "SOBSRNG1", little-endian */
 #define SOBAS_RING_ABI_MAJOR 1                 /* a reader refuses another major */
-#define SOBAS_RING_ABI_MINOR 2                 /* fields or values added in a minor keep the record size; 1: lever 4; 2: why 13-16, limit, policy */
+#define SOBAS_RING_ABI_MINOR 3                 /* fields or values added in a minor keep the record size; 1: lever 4; 2: why 13-16, limit, policy; 3: why 8 again */
 #define SOBAS_RING_HEADER_SIZE 4096
 #define SOBAS_RING_RECORD_SIZE 256
 #define SOBAS_RING_CAPACITY 8192               /* records: 2 MiB, a power of two */

@@ -839,6 +839,39 @@ TEST(Engine, AVainReturnBacksOff) {
   EXPECT_EQ(g.e.resume_after_ns, g.t + 2 * backoff);
 }
 
+// A pacer (trim_first) held on a path that slowed: a standing queue with the rate sunk trims S to the
+// rate the flow got, once, and it holds there with no queue; a receiver's window steps aside instead.
+TEST(Engine, APacerOnASlowerPathTrimsSToTheRateItGets) {
+  sobas_engine_params p = Engine::defaults();
+  p.trim_first = 1;
+  Engine g(0, p);
+  g.decide(92);
+  ASSERT_TRUE(g.held_until_action(20, 85, 46000) <= 20);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.e.s, bytes(85 * kMbps, kRtt));
+  EXPECT_EQ(g.held_until_action(100, 85, kRtt), 101) << "held at the trimmed S, no queue: nothing more to do";
+  Engine r;
+  r.decide(92);
+  r.held_until_action(20, 85, 46000);
+  EXPECT_EQ(r.last().why, SOBAS_WHY_COMPETING);
+}
+
+// A pacer beside an elastic competitor: the trim cedes nothing it keeps, the queue stands again, and
+// the flow steps aside a queue span later.
+TEST(Engine, APacerBesideACompetitorTrimsOnceThenStepsAside) {
+  sobas_engine_params p = Engine::defaults();
+  p.trim_first = 1;
+  Engine g(0, p);
+  g.decide(50);
+  ASSERT_LE(g.held_until_action(20, 40, 60000), 20);
+  ASSERT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+  const int n = g.held_until_action(20, 35, 60000);
+  ASSERT_LE(n, 6);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  EXPECT_EQ(g.e.s, g.p.s_max);
+}
+
 // Random loss steps aside; the rate never comes back and the losses go on (no queue with them, an
 // episode every 0.8 s): the flow stays aside, uncapped.
 TEST(Engine, ALossyPathStaysAside) {

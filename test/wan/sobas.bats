@@ -389,7 +389,7 @@ PY
   OUT=$BATS_TEST_TMPDIR/got PORT=8081 valid_download serve plain 1000000 0 0 random
   cmp "$BATS_FILE_TMPDIR/random" "$BATS_TEST_TMPDIR/got"
   python3 - "$BATS_TEST_TMPDIR" "$SERVER_LOG" <<'PY'
-import statistics, sys
+import json, statistics, sys
 d, server_log = sys.argv[1], sys.argv[2]
 def goodput(n):
     size, secs, *_ = open(f"{d}/{n}.result").read().split()
@@ -404,6 +404,15 @@ for x in dec:
 plain, sobas = goodput("serve-plain"), goodput("serve")
 print(f"plain {plain:.1f} Mb/s RTT p50 {p50('serve-plain'):.1f} ms; preloaded server {sobas:.1f} Mb/s "
       f"RTT p50 {p50('serve'):.1f} ms")
+# The sender's windows up to its first step aside (if any), and how long the link was frozen: a
+# failure shows what the engine saw and what the host did.
+aside = next((int(x["t_ms"]) for x in dec if x["to"] == "congested"), None)
+if aside is not None:
+    e = json.load(open(f"{d}/serve.emu"))
+    print(f"  the link frozen {e['fwd']['stall_lag_ms']:.0f} ms of {e['wall_s']:.1f} s ({e['stalls']} host stalls)")
+    for x in log:
+        if x.get("ev") == "window" and int(x["flow"]) == last and aside - 1500 <= int(x["t_ms"]) <= aside:
+            print("  " + " ".join(f"{k}={x[k]}" for k in ("t_ms", "tx_bps", "srtt_us", "retrans", "state", "s") if k in x))
 held = [x for x in dec if x["to"] == "decided"]
 assert held and all(x["role"] == "sender" and x["lever"] == "pacing" for x in held), "not decided and paced as a sender"
 assert p50("serve-plain") >= 40 * 1.3, "plain CUBIC did not fill the 2-BDP buffer: the path is not the one asked for"
