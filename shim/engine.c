@@ -263,6 +263,15 @@ static int loss_episodes_congest(struct sobas_engine *e, const struct sobas_engi
 /* Held at R·T_base and not lifted, the flow keeps no queue of its own: a loss now is the path's. */
 static int no_queue_of_ours(const struct sobas_engine *e) { return e->held && !e->lifting; }
 
+/* Decided, but the window offered before the decision not yet consumed, the sender could still
+ * overshoot into it; not while it runs under the rate it was decided on with no queue: a loss then is
+ * the path's. Measured at 0.05% random loss, no sobasd: 14 MB offered at the decision took 7.4 s to be
+ * consumed, and every loss until then was counted as the flow's own. */
+static int under_its_rate(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  return in->rate_bps && (double)in->rate_bps < e->p.queue_rate_keep * (double)e->r_held &&
+         !rtt_above(in->rtt_us, base_rtt(in), e->p.equal_tol, 1000);
+}
+
 /* With the probe, the window's highest RTT shows whether the flow met a queue (its echoes sample the
  * bottleneck every 10 ms; tcpi_rcv_rtt lags a fast-filling queue by an RTT or more). */
 static int probe_saw_queue(const struct sobas_engine *e, const struct sobas_engine_input *in) {
@@ -558,7 +567,7 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
     return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us, in->t_ns);
   if (e->state == SOBAS_ST_DECIDED) {
     /* Kernel signals: held at R·T we build no queue, so losses now are someone else's. */
-    if (loss_episodes_congest(e, in, !no_queue_of_ours(e)))
+    if (loss_episodes_congest(e, in, !no_queue_of_ours(e) && !under_its_rate(e, in)))
       return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_CONGESTED, 1, e->p.s_max, in->rate_bps, in->rtt_us,
                  in->t_ns);
     if (e->lifting) return lift(e, in, a);

@@ -506,21 +506,29 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
  * slow start, and a plateau that is the peer's window must not become the sender's decision. */
 #define PEER_HELD_WINDOWS 2
 #define PEER_HELD_SHARE 0.5
+#define PEER_HELD_FIRMLY 0.8
 #define PEER_WND_TIGHT 1.25
 #define PEER_WND_GROWTH 1.10
 
+/* A window held firmly (rwnd-limited for most of it) is held whatever the peer's window reads at its
+ * end: a slow reader's window opens and closes as it reads (measured under curl --limit-rate 2M:
+ * snd_wnd 1 KB to 1 MB at successive window ends, rwnd-limited 81-95% of every window), so the
+ * growth check alone let a sender go 30 windows without letting go. */
 static int peer_holds(struct sobas_flow *f, const struct sobas_window *w) {
   int64_t dur_us = (w->t_end_ns - w->t_start_ns) / 1000;
   double per_rtt = (double)w->tx_rate_bps / 8.0 * (double)f->last.rtt_us / 1e6;
-  int held = (f->last.have & SOBAS_HAVE_CHRONO) && dur_us > 0 &&
-             ((double)w->rwnd_limited_us >= PEER_HELD_SHARE * (double)dur_us ||
-              (per_rtt > 0 && (double)f->last.snd_wnd <= PEER_WND_TIGHT * per_rtt));
+  int chrono = (f->last.have & SOBAS_HAVE_CHRONO) && dur_us > 0;
+  int firm = chrono && (double)w->rwnd_limited_us >= PEER_HELD_FIRMLY * (double)dur_us;
+  int held = chrono && ((double)w->rwnd_limited_us >= PEER_HELD_SHARE * (double)dur_us ||
+                        (per_rtt > 0 && (double)f->last.snd_wnd <= PEER_WND_TIGHT * per_rtt));
   if (!held) {
-    f->peer_held = 0;
+    f->peer_held = f->peer_firm = 0;
     return 0;
   }
+  f->peer_firm = firm ? f->peer_firm + 1 : 0;
   if (f->peer_held++ == 0) f->peer_wnd_first = f->last.snd_wnd;
-  return f->peer_held >= PEER_HELD_WINDOWS && (double)f->last.snd_wnd <= PEER_WND_GROWTH * (double)f->peer_wnd_first;
+  return f->peer_firm >= PEER_HELD_WINDOWS ||
+         (f->peer_held >= PEER_HELD_WINDOWS && (double)f->last.snd_wnd <= PEER_WND_GROWTH * (double)f->peer_wnd_first);
 }
 
 static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_window *w) {
@@ -584,10 +592,12 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     uint64_t read = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED);
     f->last_limit = (uint8_t)sobas_window_limit(role, &w, &s, f->hold.s, f->hold.pace_Bps != 0,
                                                 s.bytes_received > read ? s.bytes_received - read : 0);
-    /* A sender's window the application limited measures the application, not the path: the engine
-     * never decides on it (measured: a server writing 64 KiB every 50 ms was decided at its own rate
-     * and paced 1% under it). */
-    if (steered && !((f->flags & SOBAS_FLOW_SENDS) && f->last_limit == SOBAS_LIMIT_APP)) steer(fd, f, &w, &pv);
+    /* A sender's window the application or the peer's window limited measures them, not the path:
+     * the engine never decides on it (measured: a server writing 64 KiB every 50 ms was decided at its
+     * own rate and paced 1% under it; one sending to a reader of 2 MB/s, at the reader's rate). */
+    int measures_path = !(f->flags & SOBAS_FLOW_SENDS) ||
+                        (f->last_limit != SOBAS_LIMIT_APP && f->last_limit != SOBAS_LIMIT_PEER_WINDOW);
+    if (steered && measures_path) steer(fd, f, &w, &pv);
     if (logging()) log_window(f, &w, role, &pv);
     if (w.t_end_ns - f->ring_sample_ns >= (int64_t)SOBAS_RING_SAMPLE_MS * 1000000) {
       f->ring_sample_ns = w.t_end_ns;

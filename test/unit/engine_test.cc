@@ -884,6 +884,37 @@ TEST(Engine, ALossyPathStaysAside) {
   for (int i = 0; i < 500; i++) EXPECT_FALSE(g.feed(20, kRtt, i % 10 == 0 ? 1 : 0, true)) << "beside the probe " << i;
 }
 
+// Random loss, no probe, decided while the window offered in slow start is far above S: until that
+// window is consumed (7.4 s at 0.05% loss, measured) a loss could be the flow's own overshoot, but not
+// one that comes while the flow runs under the rate it was decided on with no queue. Two such episodes
+// step aside; the same losses at the decided rate, with the offered window not drained, do not.
+TEST(Engine, LossesUnderTheDecidedRateAreThePathsBeforeTheOfferedWindowDrains) {
+  for (double mbps : {46.0, 37.0}) {
+    Engine g;
+    g.decide(47);
+    auto window = [&](uint32_t losses) {
+      g.t += 2 * (int64_t)kRtt * 1000;
+      sobas_engine_input in{};
+      in.t_ns = g.t;
+      in.rate_bps = (uint64_t)(mbps * kMbps);
+      in.rtt_us = kRtt;
+      in.base_rtt_us = kRtt;
+      in.mss = 1448;
+      in.losses = losses;
+      in.rcv_wnd = 14u << 20;  // slow start's offer, 60 times S
+      sobas_action a{};
+      if (sobas_engine_feed(&g.e, &in, &a)) g.acts.push_back(a);
+    };
+    for (int i = 0; i < 60; i++) window(i % 15 == 5 ? 120 : 0);  // an episode every 1.2 s
+    if (mbps < 40) {
+      EXPECT_EQ(g.e.state, SOBAS_ST_CONGESTED) << mbps;
+      EXPECT_EQ(g.last().why, SOBAS_WHY_CONGESTED);
+    } else {
+      EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED) << mbps;
+    }
+  }
+}
+
 // Stepped aside on the path's loss (a burst of cross traffic into a shallow buffer, beside the probe,
 // no queue) before ever holding: there is no rate to come back to and plain CUBIC's rate does not jump,
 // but the losses stop. Once a backoff passes with none, the flow searches again; losses that came with
