@@ -45,6 +45,8 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .queue_rtt_frac = 0.10,  /* held at 1.02·R·T_base our own queue is ~2% of T; rcv_rtt jitters ~5% */
       .queue_rtt_min_us = 2000, /* tcpi_rcv_rtt counts whole ms: two ticks */
       .queue_rate_keep = 0.95, /* held alone the flow makes R ±2%; a 10% queue over R·T leaves it 0.93·R */
+      .loss_rate_frac = 0.85,  /* an overshoot's loss comes at A, which the decided rate is within ±5% of
+                                  beside Poisson cross traffic; under 0.85 of it the flow fills no queue */
       .resume_frac = 0.90,     /* two flows share about half each: 0.9 of the rate held alone is the path back */
       .resume_jump = 0.40,     /* a CUBIC flow's share beside another swings ±20-30% over a sawtooth */
       .resume_backoff_ns = 2000000000,      /* a return that finds the competitor again costs ~1 s at a */
@@ -266,9 +268,11 @@ static int no_queue_of_ours(const struct sobas_engine *e) { return e->held && !e
 /* Decided, but the window offered before the decision not yet consumed, the sender could still
  * overshoot into it; not while it runs under the rate it was decided on with no queue: a loss then is
  * the path's. Measured at 0.05% random loss, no sobasd: 14 MB offered at the decision took 7.4 s to be
- * consumed, and every loss until then was counted as the flow's own. */
+ * consumed, and every loss until then was counted as the flow's own; the losses came at 0.50-0.80 of
+ * the decided rate. An overshoot's comes with the link full, at the decided rate (the receiver's RTT
+ * lags that queue: a 0.25-BDP run read 41 ms beside it). */
 static int under_its_rate(const struct sobas_engine *e, const struct sobas_engine_input *in) {
-  return in->rate_bps && (double)in->rate_bps < e->p.queue_rate_keep * (double)e->r_held &&
+  return in->rate_bps && (double)in->rate_bps < e->p.loss_rate_frac * (double)e->r_held &&
          !rtt_above(in->rtt_us, base_rtt(in), e->p.equal_tol, 1000);
 }
 

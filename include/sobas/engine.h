@@ -63,6 +63,8 @@ struct sobas_engine_params {
   double queue_rtt_frac;    /* ... the least of their RTTs at least this far over the base ... */
   uint32_t queue_rtt_min_us; /* ... and this many µs over it ... */
   double queue_rate_keep;   /* ... while their median rate is below this share of the held rate */
+  double loss_rate_frac;    /* decided, not yet held: a loss while the rate is under this share of the
+                               decided rate, with no queue, is the path's */
   double resume_frac;       /* stepped aside: the rate is back to this share of what the flow held alone */
   double resume_jump;       /* ... or (never held alone) this much above the rate it had aside */
   int64_t resume_backoff_ns; /* the least time aside before searching again; doubles after each vain return */
