@@ -652,10 +652,12 @@ static void log_close(int fd, struct sobas_flow *f) {
   enum sobas_role role = role_of(f);
   struct sobas_probe_view pv;
   probe_window(f, &pv, 1);
+  /* app[] is bumped lock-free by I/O on other threads, which can still be running at process exit. */
   log_flow_line(f, "close",
                 "local=%s peer=%s role=%s app_rx=%llu app_tx=%llu bytes_received=%llu bytes_acked=%llu retrans=%u "
                 "windows=%llu probe=%s probe_why=%s probe_sent=%llu probe_echoes=%llu probe_lost=%llu probe_rtt_min_us=%u",
-                l, p, role_names[role], (unsigned long long)f->app[SOBAS_RX], (unsigned long long)f->app[SOBAS_TX],
+                l, p, role_names[role], (unsigned long long)__atomic_load_n(&f->app[SOBAS_RX], __ATOMIC_RELAXED),
+                (unsigned long long)__atomic_load_n(&f->app[SOBAS_TX], __ATOMIC_RELAXED),
                 (unsigned long long)f->last.bytes_received, (unsigned long long)f->last.bytes_acked,
                 f->last.total_retrans, (unsigned long long)f->windows,
                 sobas_probe_status_name((enum sobas_probe_status)f->probe_status),
