@@ -803,7 +803,7 @@ def describe_cross(c):
         return f"UDP {c['rate']}b/s ({'Internet size mix, Poisson' if c['mix'] else '1500 B, constant'}),"
     if c["kind"] == "tcp-buffer":
         return f"{c['streams']} TCP stream(s) limited to -w {c['window']},"
-    return f"{c['streams']} congestion-limited CUBIC stream(s),"
+    return f"{c['streams']} congestion-limited {c.get('cc', 'cubic').upper()} stream(s),"
 
 
 def fmt(v):
