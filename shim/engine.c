@@ -47,6 +47,9 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .queue_rate_keep = 0.95, /* held alone the flow makes R ±2%; a 10% queue over R·T leaves it 0.93·R */
       .loss_rate_frac = 0.85,  /* an overshoot's loss comes at A, which the decided rate is within ±5% of
                                   beside Poisson cross traffic; under 0.85 of it the flow fills no queue */
+      .foreign_growth = 0.15,  /* beside one CUBIC flow every echo met 8-20 ms of its queue at 34.6 Mb/s, and the
+                                  flow went on to a 42.1 plateau (+22%) while the queue stood; a flow at A with
+                                  its own queue moves +-5% a window beside Poisson cross traffic */
       .resume_frac = 0.90,     /* two flows share about half each: 0.9 of the rate held alone is the path back */
       .resume_jump = 0.40,     /* a CUBIC flow's share beside another swings ±20-30% over a sawtooth */
       .resume_backoff_ns = 2000000000,      /* a return that finds the competitor again costs ~1 s at a */
@@ -301,6 +304,39 @@ static int probe_says_congested(const struct sobas_engine *e, const struct sobas
   return (in->losses || (in->ooo && !in_ss)) && !probe_saw_queue(e, in);
 }
 
+/* Slow start, with the probe: a window whose every echo met a queue (its least RTT over the base, as
+ * flat-rate's "full" reads it). Two in a row note the lower of their rates: a queue that stood while the
+ * flow still went on to a higher plateau was not the path's ceiling, ours or unresponsive cross traffic's
+ * (each stands only once the flow is at A, and then its rate grows no more), but an elastic competitor's,
+ * already in the buffer when the flow arrived. Measured beside one CUBIC flow on a 1-BDP buffer: every
+ * echo of the first windows at 48-71 ms (base 40), rates 34.6, 37.4, 42.5, 42.0 Mb/s, decided on 42.1,
+ * and held there until the held queue stepped aside 0.8 s later at 26 Mb/s with the sender's CUBIC cut
+ * by a loss at the held window: 0.84x plain CUBIC's goodput over three runs. One stalled window is not
+ * a queue: two in a row. */
+static void note_foreign_queue(struct sobas_engine *e, const struct sobas_engine_input *in) {
+  if (!in->probe || !rtt_above(in->rtt_least_us, base_rtt(in), e->p.full_rtt_frac, 2000)) {
+    e->queued_run = 0;
+    return;
+  }
+  uint64_t before = e->n_rates >= 2 ? e->rates[e->n_rates - 2] : 0;
+  if (++e->queued_run == 2 && e->foreign_rate == 0 && before)
+    e->foreign_rate = before < in->rate_bps ? before : in->rate_bps;
+}
+
+/* A slow-start decision on `rate` would be on a competitor's share (above). */
+static int foreign_share(const struct sobas_engine *e, uint64_t rate) {
+  return e->foreign_rate && (double)rate >= (1.0 + e->p.foreign_growth) * (double)e->foreign_rate;
+}
+
+/* Decides on `rate`, or in slow start beside a competitor's queue steps aside instead: its share is not
+ * the path's, and holding it cedes the competitor the rest (Vegas beside Reno). */
+static int decide_or_aside(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in,
+                           int in_ss, uint64_t rate, enum sobas_reason why) {
+  if (in_ss && foreign_share(e, rate))
+    return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_COMPETING, 1, e->p.s_max, rate, in->rtt_us, in->t_ns);
+  return decide(e, a, rate, base_rtt(in), why, in->t_ns);
+}
+
 /* States 1-4: looking for the rate the path gives. */
 static int search(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t t0 = base_rtt(in);
@@ -310,6 +346,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   int queue = rtt_above(in->rtt_us, t0, e->p.equal_tol, 1000);
   /* A loss shows at the receiver as out-of-order arrivals in the window of the drop or the one before. */
   int lost_lately = kernel_losses(in) != 0 || e->in_loss;
+  if (in_ss) note_foreign_queue(e, in);
 
   /* Kernel signals, in congestion avoidance: a flow overflows DropTail only through a full queue,
    * so losses while the RTT shows none are someone else's (a congested path); a rate of such loss
@@ -340,7 +377,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     /* The plateau's higher rate: its second window often holds the loss already and is cut by it
      * (measured: 72 then 68 Mb/s with 270 out-of-order arrivals, then the drop). */
     uint64_t before = last3[0] > last3[1] ? last3[0] : last3[1];
-    if (m > 0 && d <= e->p.equal_tol * m) return decide(e, a, before, t0, SOBAS_WHY_CONST_RATE_DROP, in->t_ns);
+    if (m > 0 && d <= e->p.equal_tol * m) return decide_or_aside(e, a, in, in_ss, before, SOBAS_WHY_CONST_RATE_DROP);
   }
   /* flat-rate: n almost-equal rates while the path is full: the RTT shows a queue, or S grew under the
    * flat rate. A flat rate with neither is a sender that is not pushing (CUBIC regrowing after a
@@ -355,7 +392,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     /* In congestion avoidance: the plateau's median RTT, or for a sender (full_least) its least. */
     int full = in_ss ? rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000)
                      : rtt_above(e->p.full_least ? least_rtt(e, need) : median_rtt(e, need), t0, e->p.equal_tol, 1000);
-    if (s_grew || full) return decide(e, a, plateau, t0, SOBAS_WHY_FLAT_RATE, in->t_ns);
+    if (s_grew || full) return decide_or_aside(e, a, in, in_ss, plateau, SOBAS_WHY_FLAT_RATE);
   }
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */
   if (in_ss && n >= 2 && dropped(e, r[n - 2], r[n - 1])) {

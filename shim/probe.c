@@ -464,6 +464,7 @@ int sobas_probe_read(uint32_t handle, struct sobas_probe_view *v, int patient) {
     v->echoes = w.echoes;
     v->rtt_avg_us = w.rtt_avg_us;
     v->rtt_max_us = w.rtt_max_us;
+    v->rtt_least_us = w.rtt_least_us;
     v->rtt_min_us = w.rtt_min_us;
     v->lost = w.lost;
     v->lost_total = w.lost_total;

@@ -27,7 +27,7 @@ enum sobas_probe_none {
 struct sobas_probe_view {
   enum sobas_probe_status status;
   enum sobas_probe_none none_why;
-  uint32_t echoes, rtt_avg_us, rtt_max_us, rtt_min_us, lost; /* this window (min: ever) */
+  uint32_t echoes, rtt_avg_us, rtt_max_us, rtt_least_us, rtt_min_us, lost; /* this window (min: ever) */
   uint64_t lost_total, received_total, sent_total;
 };
 

@@ -15,6 +15,7 @@ void sobas_echo_add(struct sobas_echo_est *e, uint32_t rsp_seq, uint32_t rtt_us)
   e->win_rtt_sum += rtt_us;
   e->win_n++;
   if (rtt_us > e->win_max_us) e->win_max_us = rtt_us;
+  if (e->win_least_us == 0 || rtt_us < e->win_least_us) e->win_least_us = rtt_us;
 }
 
 void sobas_echo_take(struct sobas_echo_est *e, struct sobas_echo_window *w) {
@@ -31,9 +32,10 @@ void sobas_echo_take(struct sobas_echo_est *e, struct sobas_echo_window *w) {
   w->echoes = e->win_n;
   w->rtt_avg_us = e->win_n ? (uint32_t)(e->win_rtt_sum / e->win_n) : 0;
   w->rtt_max_us = e->win_max_us;
+  w->rtt_least_us = e->win_least_us;
   w->rtt_min_us = e->min_rtt_us;
   e->win_rtt_sum = 0;
-  e->win_n = e->win_max_us = 0;
+  e->win_n = e->win_max_us = e->win_least_us = 0;
 }
 
 uint64_t sobas_train_rate_bps(const int64_t *t_ns, uint32_t count, uint32_t ip_bytes) {

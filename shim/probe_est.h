@@ -20,7 +20,7 @@ struct sobas_echo_est {
   uint64_t lost_taken;   /* losses already reported by sobas_echo_take */
   uint32_t min_rtt_us;   /* least RTT ever: the path's base RTT */
   uint64_t win_rtt_sum;  /* this window's RTTs */
-  uint32_t win_n, win_max_us;
+  uint32_t win_n, win_max_us, win_least_us;
 };
 
 /* What one measurement window saw. */
@@ -28,6 +28,7 @@ struct sobas_echo_window {
   uint32_t echoes;     /* echoes that arrived in the window */
   uint32_t rtt_avg_us; /* their mean RTT (0 if none) */
   uint32_t rtt_max_us; /* their highest RTT */
+  uint32_t rtt_least_us; /* their least RTT (0 if none): a queue that stood through the whole window */
   uint32_t rtt_min_us; /* least RTT ever seen */
   uint32_t lost;       /* forward-path losses found since the last window */
   uint64_t lost_total; /* since the flow's first echo */

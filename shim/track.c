@@ -184,7 +184,7 @@ static void announce(int fd, struct sobas_flow *f) {
 }
 
 /* Every field the engine is fed is in the window line (end_us, rx_bps, rcv_rtt_us, base_rtt_us, rcv_mss,
- * ooo, and the probe's probe/prtt_us/prtt_max_us/plost), so a log replays into the same decisions
+ * ooo, and the probe's probe/prtt_us/prtt_max_us/prtt_least_us/plost), so a log replays into the same decisions
  * (test/unit/replay_test.cc). */
 static void log_window(const struct sobas_flow *f, const struct sobas_window *w, enum sobas_role role,
                        const struct sobas_probe_view *pv) {
@@ -193,7 +193,7 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
                 "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu rtt_us=%u "
                 "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u "
                 "retrans=%u ooo=%u busy_us=%llu rwnd_lim_us=%llu sndbuf_lim_us=%llu snd_wnd=%u limit=%s state=%s s=%llu "
-                "probe=%s prtt_us=%u prtt_max_us=%u plost=%u",
+                "probe=%s prtt_us=%u prtt_max_us=%u prtt_least_us=%u plost=%u",
                 role_names[role], (long long)((w->t_end_ns - f->t_open_ns) / 1000),
                 (long long)((w->t_end_ns - w->t_start_ns) / 1000), (unsigned long long)w->rx_bytes,
                 (unsigned long long)w->tx_bytes, (unsigned long long)w->rx_rate_bps,
@@ -203,7 +203,7 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
                 (unsigned long long)w->sndbuf_limited_us, s->snd_wnd,
                 sobas_limit_name((enum sobas_limit)f->last_limit), sobas_state_name(flow_state(f)), (unsigned long long)f->hold.s,
                 sobas_probe_status_name((enum sobas_probe_status)f->probe_status), pv->rtt_avg_us, pv->rtt_max_us,
-                pv->lost);
+                pv->rtt_least_us, pv->lost);
 }
 
 /* The lever the decision left in place: a transition that sets nothing (a resume, a cap that was
@@ -453,6 +453,7 @@ static struct sobas_engine_input receiver_input(struct sobas_flow *f, const stru
                                      .base_rtt_us = f->base_rtt_us,
                                      .mss = f->last.rcv_mss,
                                      .rtt_max_us = probing ? pv->rtt_max_us : 0,
+                                     .rtt_least_us = probing ? pv->rtt_least_us : 0,
                                      .losses = probing ? pv->lost : w->ooopack,
                                      .ooo = probing ? w->ooopack : 0,
                                      .probe = (uint8_t)probing,

@@ -65,6 +65,8 @@ struct sobas_engine_params {
   double queue_rate_keep;   /* ... while their median rate is below this share of the held rate */
   double loss_rate_frac;    /* decided, not yet held: a loss while the rate is under this share of the
                                decided rate, with no queue, is the path's */
+  double foreign_growth;    /* slow start, with the probe: a plateau this much above the rate at which every echo
+                               of two windows in a row already met a queue is a competitor's share */
   double resume_frac;       /* stepped aside: the rate is back to this share of what the flow held alone */
   double resume_jump;       /* ... or (never held alone) this much above the rate it had aside */
   int64_t resume_backoff_ns; /* the least time aside before searching again; doubles after each vain return */
@@ -87,6 +89,7 @@ struct sobas_engine_input {
   uint32_t base_rtt_us;  /* the path's RTT without our queue (minimum seen): the T in S = R·T */
   uint32_t mss;          /* bytes per segment */
   uint32_t rtt_max_us;   /* highest RTT the probe saw in the window (0: no probe): did a loss come with a queue? */
+  uint32_t rtt_least_us; /* least RTT the probe saw in the window (0: no probe or no echo): did a queue stand throughout? */
   uint32_t losses;       /* loss signals in this window (probe gaps, else out-of-order arrivals) */
   uint32_t ooo;          /* with the probe: the kernel's out-of-order arrivals too (without it they are `losses`) */
   uint8_t probe;         /* 1: rtt and losses come from the probe's forward-path view; 0: kernel signals */
@@ -127,6 +130,8 @@ struct sobas_engine {
   uint8_t resumed;                  /* the search under way came back from stepping aside */
   uint64_t r_alone;                 /* the rate a decision held with no competitor (0: never seen) */
   uint64_t r_held;                  /* the rate S was last set from (decision or lift) */
+  uint32_t queued_run;              /* slow start: windows in a row whose every echo met a queue */
+  uint64_t foreign_rate;            /* the lower rate of the first two such windows (0: none yet) */
   int64_t resume_after_ns;          /* stepped aside: no new search before this */
   uint8_t aside_on_loss;            /* stepped aside for the path's losses (not a competitor's queue) */
   int64_t path_loss_ns;             /* ... and when the last of them was seen */

@@ -32,7 +32,8 @@ struct Engine {
     return p;
   }
   // One 2·RTT window at rate mbps; rtt_us is the RTT now, the base stays 40 ms.
-  bool feed(double mbps, uint32_t rtt_us = kRtt, uint32_t losses = 0, bool probe = false, uint32_t rtt_max_us = 0) {
+  bool feed(double mbps, uint32_t rtt_us = kRtt, uint32_t losses = 0, bool probe = false, uint32_t rtt_max_us = 0,
+            uint32_t rtt_least_us = 0) {
     t += 2 * (int64_t)rtt_us * 1000;
     sobas_engine_input in{};
     in.t_ns = t;
@@ -43,6 +44,7 @@ struct Engine {
     in.losses = losses;
     in.probe = probe;
     in.rtt_max_us = rtt_max_us ? rtt_max_us : probe ? rtt_us : 0;  // the probe's echoes saw the RTT now
+    in.rtt_least_us = rtt_least_us;
     sobas_action a{};
     if (!sobas_engine_feed(&e, &in, &a)) return false;
     acts.push_back(a);
@@ -733,6 +735,40 @@ TEST(Engine, AQueueInTheFirstHeldWindowsIsACompetitorsStepAside) {
   EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
   EXPECT_EQ(g.last().s, g.p.s_max);
   EXPECT_EQ(g.e.r_alone, 0u) << "the decided rate was a competitor's share, not the path's";
+}
+
+// Slow start beside a loss-based competitor already in the buffer (the windows of a real run, probe
+// RTTs in µs): every echo met its queue from the first window on, and the flow went on from 34.6 to a
+// 42 Mb/s plateau under it. Deciding there held the competitor's share; the flow steps aside instead,
+// and comes back when the competitor leaves.
+TEST(Engine, AQueueThatStoodBeforeTheFlowsPlateauIsACompetitorsShare) {
+  Engine g(100 * kMbps);
+  EXPECT_FALSE(g.feed(34.6, 59600, 0, true, 71000, 47900));
+  EXPECT_FALSE(g.feed(37.4, 60300, 0, true, 61300, 59000));
+  EXPECT_FALSE(g.feed(42.5, 63200, 0, true, 64800, 61800));
+  ASSERT_TRUE(g.feed(42.0, 66600, 0, true, 67800, 65300));
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  EXPECT_EQ(g.last().s, g.p.s_max);
+  for (int i = 0; i < 16; i++) EXPECT_FALSE(g.feed(40, 70000, 0, true, 72000, 66000)) << i;
+  EXPECT_FALSE(g.feed(90, 42000, 0, true, 44000, 40500)) << "the competitor left";
+  EXPECT_FALSE(g.feed(90, 42000, 0, true, 44000, 40500));
+  ASSERT_TRUE(g.feed(90, 42000, 0, true, 44000, 40500));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME);
+}
+
+// The queue the flow meets at A is the path's ceiling, whether its own or unresponsive cross
+// traffic's fills it: it stands only once the flow is at A, which then moves no more than noise (here
+// 5% down). A host stall that delays every echo of one window is not a standing queue.
+TEST(Engine, AQueueThatStandsOnlyAtThePlateauIsThePaths) {
+  Engine g(100 * kMbps);
+  EXPECT_FALSE(g.feed(20, 75000, 0, true, 80000, 70000));  // a 30 ms stall
+  EXPECT_FALSE(g.feed(66.6, 45300, 0, true, 54000, 40100));
+  ASSERT_TRUE(g.feed(76.0, 62300, 0, true, 64300, 55000));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_BUFFER_LIMITED) << "the start cap holds it";
+  ASSERT_TRUE(g.feed(72.5, 62500, 0, true, 64800, 58000));
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
 }
 
 // A decision 10% and more above A keeps a queue of our own, which this cannot tell from a

@@ -22,9 +22,13 @@ TEST(EchoEstimator, NoGapsNoLossAndTheWindowsRtt) {
   EXPECT_EQ(w.rtt_avg_us, 40450u);
   EXPECT_EQ(w.rtt_max_us, 40900u);
   EXPECT_EQ(w.rtt_min_us, 40000u);
+  EXPECT_EQ(w.rtt_least_us, 40000u);
+  sobas_echo_add(&e, 10, 52000);
+  EXPECT_EQ(take(e).rtt_least_us, 52000u) << "the least of this window's echoes";
   auto next = take(e);
   EXPECT_EQ(next.echoes, 0u) << "a window starts empty";
   EXPECT_EQ(next.rtt_avg_us, 0u);
+  EXPECT_EQ(next.rtt_least_us, 0u);
   EXPECT_EQ(next.rtt_min_us, 40000u) << "the minimum is the flow's, not the window's";
 }
 

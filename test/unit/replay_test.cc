@@ -85,6 +85,7 @@ std::vector<Decision> replay(const std::vector<Fields> &log) {
     in.mss = (uint32_t)num(f, "rcv_mss");
     in.probe = probing;
     in.rtt_max_us = probing ? (uint32_t)num_or(f, "prtt_max_us", 0) : 0;
+    in.rtt_least_us = probing ? (uint32_t)num_or(f, "prtt_least_us", 0) : 0;
     in.losses = probing ? (uint32_t)num(f, "plost") : (uint32_t)num(f, "ooo");
     in.ooo = probing ? (uint32_t)num(f, "ooo") : 0;
     in.rcv_wnd = (uint32_t)num_or(f, "rcv_wnd", 0);
@@ -119,5 +120,10 @@ TEST(Replay, OneBdpBufferRun) { expect_same("one-bdp-buffer.log"); }
 // The shallow-buffer path with sobasd answering the side probe: C' caps slow start at 1.2·C'·T (the
 // `start` decision from the probe line), the probe's RTT and echo gaps drive the rest.
 TEST(Replay, ShallowBufferRunWithTheProbe) { expect_same("probe-shallow-buffer.log"); }
+
+// 100 Mb/s, 40 ms, 0.01% loss, beside one CUBIC flow already in the 1-BDP buffer (wanbench `congested`),
+// with sobasd: every echo met the competitor's queue from the first window while the flow grew from
+// 34.6 to a 42 Mb/s plateau, so it steps aside (competing) instead of deciding, and stays aside.
+TEST(Replay, CompetitorInTheBufferFromTheStartWithTheProbe) { expect_same("probe-competitor.log"); }
 
 }  // namespace
