@@ -199,6 +199,11 @@ PY
 }
 
 @test "probe: no false congestion over 60 s on a clean path with a 0.25-BDP buffer and UDP cross traffic" {
+  # A run that steps aside on a link the host froze for over 3% of it (docs/testbed.md) is reported
+  # and repeated, never judged: in a CI run at such an hour a flow held at 42 Mb/s with no queue in
+  # the emulator read a 46.5 ms RTT on the 40 ms path (every wanbench run of that hour was invalid,
+  # its link frozen 3.5-5.5%).
+  local attempt why verdict judged=0
   for attempt in 1 2 3; do
     path 100M 125000
     ip netns exec "$TB-xs" "$WAN/wanflood" --to 10.80.12.2:7002 --rate 20M --mix internet --poisson 2>/dev/null 3>&- &
@@ -211,13 +216,19 @@ PY
     [ "$rc" -eq 28 ]
     grep -E ' ev=(probe|decision) ' "$BATS_TEST_TMPDIR/shallow.log" | cut -c1-200
     verdict=$(judge_clean)
+    if [ "$verdict" != pass ] && ! why=$(emu_valid "$BATS_TEST_TMPDIR/emu.json"); then
+      echo "attempt $attempt invalid ($why), not judged: $verdict"
+      continue
+    fi
     echo "attempt $attempt: $verdict"
     case $verdict in
       pass) return 0 ;;
       fail*) return 1 ;;
     esac
+    judged=$((judged + 1))
   done
-  echo "three runs in a row stepped aside (after emulator stalls, or on a loss rate they then recovered from)"
+  [ "$judged" -gt 0 ] || skip "no valid run in 3 attempts: the host is too busy to emulate the path"
+  echo "every valid run stepped aside (after emulator stalls, or on a loss rate it then recovered from)"
   return 1
 }
 

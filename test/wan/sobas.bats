@@ -141,31 +141,13 @@ fetch() {
   echo "$total $(python3 -c "import time; print(time.monotonic() - $t0)")"
 }
 
-# emu_valid NAME: whether the emulated path was the one asked for during NAME's download; prints why not.
-# The host sometimes does not run the emulator for milliseconds at a time (steal time); wanemu then
-# freezes the link over each stall (docs/testbed.md), and a run whose link was frozen for longer
-# than 3% of its time measures the host, not the flow (measured, a stall being any release overdue by
-# 1 ms: 0.3-2.2% on a noisy day with 50-360 stalls; the busiest hours reach 5%). STALL_LIMIT raises
-# that share for a test whose bars a frozen link cannot move.
-emu_valid() {
-  python3 - "$BATS_TEST_TMPDIR/$1.emu" "${STALL_LIMIT:-0.03}" <<'PY'
-import json, sys
-e, limit = json.load(open(sys.argv[1])), float(sys.argv[2])
-why = [f"{d}: host stalls ({e['stalls']}) froze the link {e[d]['stall_lag_ms']:.0f} ms of {e['wall_s']:.1f} s"
-       for d in ("fwd", "rev") if e[d]["stall_lag_ms"] > limit * e["wall_s"] * 1000][:1]
-why += [f"{d}: mean release lateness {e[d]['late_mean_us']:.0f} us" for d in ("fwd", "rev") if e[d]["late_mean_us"] >= 100]
-print("; ".join(why))
-sys.exit(1 if why else 0)
-PY
-}
-
 # valid_download NAME ARGS...: download until a run is valid (at most 4 attempts); an invalid run is
 # reported and repeated, never judged; four invalid runs skip the test.
 valid_download() {
   local attempt why
   for attempt in 1 2 3 4; do
     download "$@" || return 1
-    why=$(emu_valid "$1") && return 0
+    why=$(emu_valid "$BATS_TEST_TMPDIR/$1.emu") && return 0
     echo "$1: attempt $attempt invalid: $why"
   done
   # Nothing about the flow was measured: the host, not sobas, failed (a red run here would be noise).

@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # testbed.bats — the emulated WAN is faithful: RTT, rate and DropTail losses of a 100 Mb/s / 40 ms path, and clean teardown.
 
+load wan
+
 setup_file() {
   REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
   export REPO WAN=${SOBAS_BUILD_DIR:-$REPO/build}/test/wan
@@ -60,19 +62,19 @@ sys.exit(0 if len(ok) == len(rtts) >= 150 and abs(med - 40) < 1 else 1)" "$BATS_
 }
 
 @test "a CUBIC transfer's goodput is within 5% of the header-adjusted rate, with no TUN drops" {
-  # A run is valid only when the emulator kept its timing and the kernel dropped nothing before it;
-  # an invalid run (a busy machine) is reported and retried, never judged.
-  for attempt in 1 2 3; do
+  # A run is valid only when the emulator kept its timing (no link frozen by host stalls for over 3%
+  # of the run: a frozen link's lost time comes straight off the goodput) and the kernel dropped
+  # nothing before it; an invalid run (a busy machine) is reported and retried, never judged.
+  local attempt why
+  for attempt in 1 2 3 4; do
     start_emu 500000
     d0=$(tun_drops)
     ip netns exec "$TB-snd" iperf3 -c 10.80.2.1 -p 5201 -C cubic -t 8 -J > "$BATS_TEST_TMPDIR/iperf.json"
     d1=$(tun_drops)
     stop_emu
-    late=$(emu_field fwd late_mean_us)
-    echo "attempt $attempt: mean release lateness $late us, TUN drops $((d1 - d0))"
-    python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 100 else 1)" "$late" && [ "$d1" -eq "$d0" ] && break
-    echo "attempt $attempt: invalid run"
-    [ "$attempt" -lt 3 ] || return 1
+    why=$(emu_valid "$BATS_TEST_TMPDIR/emu.json") && [ "$d1" -eq "$d0" ] && break
+    echo "attempt $attempt invalid: ${why:-$((d1 - d0)) TUN drops}"
+    [ "$attempt" -lt 4 ] || skip "no valid run in 4 attempts: the host is too busy to emulate the path"
   done
   run python3 -c "
 import json, sys

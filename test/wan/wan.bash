@@ -1,4 +1,4 @@
-# wan.bash — helpers the WAN bats files share: the servers they start in a testbed's namespaces (sourced).
+# wan.bash — helpers the WAN bats files share: the servers they start in a testbed's namespaces, and whether a run's emulated path was valid (sourced).
 
 # Preloaded programs write their decision ring into the run's temporary directory, which goes with it.
 export SOBAS_RING=$BATS_RUN_TMPDIR/sobas.ring
@@ -14,4 +14,22 @@ wan_serve() {
   for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8080' | grep -q LISTEN && return 0; sleep 0.05; done
   echo "the HTTP server did not start" >&2
   return 1
+}
+
+# emu_valid STATS: whether the emulated path was the one asked for, from wanemu's --stats file; prints why not.
+# The host sometimes does not run the emulator for milliseconds at a time (steal time); wanemu then
+# freezes the link over each stall (docs/testbed.md), and a run whose link was frozen for longer
+# than 3% of its time measures the host, not the flow (measured, a stall being any release overdue by
+# 1 ms: 0.3-2.2% on a noisy day with 50-360 stalls; the busiest hours reach 5%). STALL_LIMIT raises
+# that share for a test whose bars a frozen link cannot move.
+emu_valid() {
+  python3 - "$1" "${STALL_LIMIT:-0.03}" <<'PY'
+import json, sys
+e, limit = json.load(open(sys.argv[1])), float(sys.argv[2])
+why = [f"{d}: host stalls ({e['stalls']}) froze the link {e[d]['stall_lag_ms']:.0f} ms of {e['wall_s']:.1f} s"
+       for d in ("fwd", "rev") if e[d]["stall_lag_ms"] > limit * e["wall_s"] * 1000][:1]
+why += [f"{d}: mean release lateness {e[d]['late_mean_us']:.0f} us" for d in ("fwd", "rev") if e[d]["late_mean_us"] >= 100]
+print("; ".join(why))
+sys.exit(1 if why else 0)
+PY
 }
