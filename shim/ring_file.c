@@ -27,8 +27,8 @@ static void say(char *err, size_t n, const char *what, const char *path, int e) 
   if (err && n) snprintf(err, n, "%s %s%s%s", path, what, e ? ": " : "", e ? strerror(e) : "");
 }
 
-/* The checks an fd must pass before it is mapped: a regular file of ours, private, of the right size. */
-static int check_fd(int fd, const char *path, size_t *size, char *err, size_t n) {
+/* The checks an fd must pass before it is mapped: a regular file of `owner`'s, private, of the right size. */
+static int check_fd(int fd, const char *path, unsigned owner, size_t *size, char *err, size_t n) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
     say(err, n, "cannot be examined", path, errno);
@@ -38,7 +38,7 @@ static int check_fd(int fd, const char *path, size_t *size, char *err, size_t n)
     say(err, n, "is not a regular file", path, 0);
     return -1;
   }
-  if (st.st_uid != geteuid()) {
+  if (st.st_uid != owner) {
     say(err, n, "belongs to another user", path, 0);
     return -1;
   }
@@ -64,9 +64,9 @@ static int reserve(int fd, const char *path, size_t size, char *err, size_t n) {
   return -1;
 }
 
-static int map_fd(int fd, const char *path, int writable, struct sobas_ring_map *m, void **base, size_t *size,
-                  uint64_t *ino, char *err, size_t n) {
-  if (check_fd(fd, path, size, err, n) != 0) return -1;
+static int map_fd(int fd, const char *path, int writable, unsigned owner, struct sobas_ring_map *m, void **base,
+                  size_t *size, uint64_t *ino, char *err, size_t n) {
+  if (check_fd(fd, path, owner, size, err, n) != 0) return -1;
   if (writable && reserve(fd, path, *size, err, n) != 0) return -1;
   void *p = mmap(NULL, *size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
@@ -122,8 +122,8 @@ static int create(const char *path, char *err, size_t n) {
   return fd;
 }
 
-int sobas_ring_open(const char *path, int writer, struct sobas_ring_map *m, void **base, size_t *size, uint64_t *ino,
-                    char *err, size_t n) {
+static int open_ring(const char *path, int writer, unsigned owner, struct sobas_ring_map *m, void **base,
+                     size_t *size, uint64_t *ino, char *err, size_t n) {
   for (int attempt = 0; attempt < 2; attempt++) {
     int fd = open(path, (writer ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT && writer) {
@@ -136,10 +136,20 @@ int sobas_ring_open(const char *path, int writer, struct sobas_ring_map *m, void
       return -1;
     }
     /* Mapped, the ring needs no fd: a program that closes every fd cannot break it. */
-    int r = map_fd(fd, path, writer, m, base, size, ino, err, n);
+    int r = map_fd(fd, path, writer, owner, m, base, size, ino, err, n);
     close(fd);
     return r;
   }
   say(err, n, "keeps appearing and disappearing", path, 0);
   return -1;
+}
+
+int sobas_ring_open(const char *path, int writer, struct sobas_ring_map *m, void **base, size_t *size, uint64_t *ino,
+                    char *err, size_t n) {
+  return open_ring(path, writer, (unsigned)geteuid(), m, base, size, ino, err, n);
+}
+
+int sobas_ring_open_of(const char *path, unsigned owner, struct sobas_ring_map *m, void **base, size_t *size,
+                       uint64_t *ino, char *err, size_t n) {
+  return open_ring(path, 0, owner, m, base, size, ino, err, n);
 }

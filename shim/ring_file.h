@@ -23,6 +23,11 @@ int sobas_ring_path(char *out, size_t n, const char *override, unsigned uid);
 int sobas_ring_open(const char *path, int writer, struct sobas_ring_map *m, void **base, size_t *size, uint64_t *ino,
                     char *err, size_t n);
 
+/* As sobas_ring_open for a reader, of a ring that must belong to `owner`: a root monitor reading every
+ * user's ring (sobas-top --all-users). The other checks are the same. */
+int sobas_ring_open_of(const char *path, unsigned owner, struct sobas_ring_map *m, void **base, size_t *size,
+                       uint64_t *ino, char *err, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

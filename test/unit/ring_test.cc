@@ -228,4 +228,25 @@ TEST(RingFile, CreatesPrivatelyAndRefusesWhatIsNotOurs) {
   EXPECT_NE(std::strstr(err, "corrupt"), nullptr) << err;
 }
 
+// sobas-top --all-users: root maps another user's ring read-only, and only as that user's.
+TEST(RingFile, ARootReaderOpensAnotherUsersRingOnlyAsThatUsers) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give the ring to another user";
+  TmpDir t;
+  std::string path = t.dir + "/ring";
+  sobas_ring_map m;
+  void *base;
+  size_t size;
+  uint64_t ino;
+  char err[640];
+  ASSERT_EQ(sobas_ring_open(path.c_str(), 1, &m, &base, &size, &ino, err, sizeof err), 0) << err;
+  munmap(base, size);
+  ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);
+  EXPECT_NE(sobas_ring_open(path.c_str(), 0, &m, &base, &size, &ino, err, sizeof err), 0);
+  EXPECT_NE(std::strstr(err, "another user"), nullptr) << err;
+  ASSERT_EQ(sobas_ring_open_of(path.c_str(), 65534, &m, &base, &size, &ino, err, sizeof err), 0) << err;
+  munmap(base, size);
+  EXPECT_NE(sobas_ring_open_of(path.c_str(), 1000, &m, &base, &size, &ino, err, sizeof err), 0);
+  EXPECT_NE(std::strstr(err, "another user"), nullptr) << err;
+}
+
 }  // namespace
