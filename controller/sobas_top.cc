@@ -1,5 +1,7 @@
 // sobas_top.cc — sobas-top: the live monitor of every preloaded flow of the user, read from the shared-memory decision ring.
 #include <curses.h>
+#include <getopt.h>
+#include <glob.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -18,7 +20,10 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "clocks.h"
 #include "ring_file.h"
@@ -28,6 +33,11 @@
 #include "sobas/ring.h"
 
 namespace {
+
+// JSON objects keep their keys in the order written: a person reads the lines too.
+using Json = nlohmann::ordered_json;
+// The version of --json's line format: bumped when a key changes meaning or goes away.
+constexpr int kJsonSchema = 1;
 
 using sobas::mono_ns;
 using sobas::real_ns;
@@ -54,43 +64,6 @@ std::string addr_text(uint8_t family, const uint8_t *a, uint16_t port) {
   char ip[INET6_ADDRSTRLEN] = "?";
   inet_ntop(family == 6 ? AF_INET6 : AF_INET, a, ip, sizeof ip);
   return family == 6 ? "[" + std::string(ip) + "]:" + std::to_string(port) : std::string(ip) + ":" + std::to_string(port);
-}
-
-// How many bytes of well-formed UTF-8 start at s[i] (0: none): a program name is any 15 bytes a
-// process chose, cut where the kernel cut it.
-size_t utf8_len(const std::string &s, size_t i) {
-  unsigned char c = s[i];
-  size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-  if (!n || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; k++)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
-  unsigned char c1 = s[i + 1];
-  if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 > 0x8f))
-    return 0;  // overlong, a surrogate, or past U+10FFFF
-  return n;
-}
-
-// A JSON string's contents: UTF-8 kept as it is, control characters escaped, a byte that is not
-// UTF-8 replaced by U+FFFD.
-std::string json_escape(const std::string &s) {
-  std::string o;
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = s[i];
-    if (c == '"' || c == '\\') {
-      o += '\\', o += char(c), i++;
-    } else if (c < 0x20 || c == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b, i++;
-    } else if (c < 0x80) {
-      o += char(c), i++;
-    } else if (size_t n = utf8_len(s, i)) {
-      o.append(s, i, n), i += n;
-    } else {
-      o += "\\ufffd", i++;
-    }
-  }
-  return o;
 }
 
 // The program name as the record carries it: at most 15 bytes, NUL-padded; never trusted to end.
@@ -128,21 +101,30 @@ std::string limit_of(const sobas_ring_record &r) {
   return "-";
 }
 
-// One flow as the latest record describes it.
+// One flow as the latest record describes it, and the user whose ring it came from.
 struct Flow {
   sobas_ring_record r{};
+  unsigned uid = 0;
 };
 
+// What one user's ring has told this reader since it started.
 struct Stats {
   uint64_t records = 0, closed = 0;
+  uint64_t received = 0, sent = 0;  // bytes, summed over the flows' records (counters)
   std::map<std::string, uint64_t> decisions_by_reason;
 };
+
+// A flow across rings: a pid is unique on the machine, but two users' rings are read side by side.
+using FlowKey = std::tuple<unsigned, uint32_t, uint64_t>;
 
 // The ring, mapped read-only, and this reader's cursor over it.
 class Ring {
  public:
-  explicit Ring(std::string path) : path_(std::move(path)) {}
+  // `owner`: another user's ring, read by root (--all-users); -1: this user's own.
+  Ring(std::string path, long owner) : path_(std::move(path)), owner_(owner) {}
   ~Ring() { unmap(); }
+  Ring(const Ring &) = delete;
+  Ring &operator=(const Ring &) = delete;
 
   // Maps the ring if needed; a ring removed or replaced under it is mapped afresh and read from its
   // oldest record. While mapped, the old file keeps its inode number, so a new one differs; once
@@ -153,7 +135,9 @@ class Ring {
     if (base_ && stat(path_.c_str(), &st) == 0 && uint64_t(st.st_ino) == ino_) return "";
     unmap();
     char err[640] = "";
-    if (sobas_ring_open(path_.c_str(), 0, &map_, &base_, &size_, &ino_, err, sizeof err) != 0) {
+    int r = owner_ < 0 ? sobas_ring_open(path_.c_str(), 0, &map_, &base_, &size_, &ino_, err, sizeof err)
+                       : sobas_ring_open_of(path_.c_str(), unsigned(owner_), &map_, &base_, &size_, &ino_, err, sizeof err);
+    if (r != 0) {
       base_ = nullptr;
       if (errno == ENOENT || std::strstr(err, "No such file"))
         return "no ring at " + path_ + " yet: no preloaded program of this user has written one (SOBAS_RING may point elsewhere)";
@@ -183,6 +167,7 @@ class Ring {
     cur_ = sobas_ring_cursor{};
   }
   std::string path_;
+  long owner_;
   sobas_ring_map map_{};
   void *base_ = nullptr;
   size_t size_ = 0;
@@ -195,6 +180,7 @@ class Ring {
 
 struct Options {
   std::string ring;
+  bool all_users = false;  // root: every user's ring in /dev/shm, read-only
   bool batch = false, json = false, follow = false;
   long iterations = -1;  // -1: until stopped
   double delay = 1.0;
@@ -275,16 +261,35 @@ bool less_by(const Flow &a, const Flow &b, int c) {
 
 constexpr double kLingerS = 5;  // a closed flow's last line stays this long
 
+// Where --all-users looks: the rings the shim writes by default, one per user.
+constexpr const char *kRingGlob = "/dev/shm/sobas-*.ring";
+
 class Monitor {
  public:
-  explicit Monitor(const Options &o, std::string path) : o_(o), ring_(std::move(path)) {}
+  // One user's ring at `path`, or with o.all_users every ring matching kRingGlob.
+  Monitor(const Options &o, std::string path) : o_(o) {
+    if (!o.all_users) rings_.emplace(std::piecewise_construct, std::forward_as_tuple(unsigned(geteuid())),
+                                     std::forward_as_tuple(std::move(path), -1));
+  }
 
-  // Reads every new record into the flow table; returns "" or what is wrong with the ring.
+  // Reads every new record into the flow table; returns "" or what is wrong with the ring(s). With
+  // --all-users, only "there is no ring at all" is an error: a user's ring that is gone or refused
+  // leaves its flows on show until they age out.
   std::string poll() {
-    std::string err = ring_.attach();
-    if (!err.empty()) return err;
-    sobas_ring_record r;
-    while (ring_.read(&r)) take(r);
+    if (o_.all_users) discover();
+    std::string err;
+    size_t attached = 0;
+    for (auto &kv : rings_) {
+      std::string e = kv.second.attach();
+      if (!e.empty()) {
+        if (err.empty()) err = e;
+        continue;
+      }
+      attached++;
+      sobas_ring_record r;
+      while (kv.second.read(&r)) take(kv.first, r);
+    }
+    if (o_.all_users && rings_.empty()) err = std::string("no ring matches ") + kRingGlob + " yet";
     // A closed flow stays on show for kLingerS (its final byte count), then goes; a flow whose process
     // died without a close record ages out after --stale, both by the time of its last record.
     int64_t now = real_ns();
@@ -292,15 +297,18 @@ class Monitor {
       double keep = it->second.r.event == SOBAS_EV_CLOSE ? kLingerS : o_.stale;
       it = now - it->second.r.t_ns > int64_t(keep * 1e9) ? flows_.erase(it) : std::next(it);
     }
-    return "";
+    return o_.all_users && attached ? "" : err;
   }
 
-  void take(const sobas_ring_record &r) {
-    stats_.records++;
-    if (r.event == SOBAS_EV_DECISION) stats_.decisions_by_reason[sobas_reason_name(sobas_reason(r.why))]++;
-    if (o_.follow) print_event(r);
-    if (r.event == SOBAS_EV_CLOSE) stats_.closed++;
-    flows_[std::make_pair(r.pid, r.flow_id)] = Flow{r};
+  void take(unsigned uid, const sobas_ring_record &r) {
+    Stats &st = stats_[uid];
+    st.records++;
+    if (r.event == SOBAS_EV_DECISION) st.decisions_by_reason[sobas_reason_name(sobas_reason(r.why))]++;
+    if (o_.follow) print_event(uid, r);
+    FlowKey key{uid, r.pid, r.flow_id};
+    count_bytes(st, key, r);
+    if (r.event == SOBAS_EV_CLOSE) st.closed++;
+    flows_[key] = Flow{r, uid};
   }
 
   std::vector<Flow> rows(int sort, bool reverse, const std::string &filter, bool bits) const {
@@ -326,13 +334,19 @@ class Monitor {
     for (const auto &kv : flows_)
       if (kv.second.r.event != SOBAS_EV_CLOSE) total += double(kv.second.r.rate_bps), open++;
     size_t closed = flows_.size() - open;
-    char b[320], c[40] = "";
+    uint64_t records = 0, lost = 0, torn = 0, dropped = 0;
+    unsigned recreated = 0;
+    for (const auto &kv : stats_) records += kv.second.records;
+    for (const auto &kv : rings_)
+      lost += kv.second.lost(), torn += kv.second.torn(), dropped += kv.second.dropped(),
+          recreated += kv.second.recreated();
+    char b[360], c[40] = "", u[40] = "";
     if (closed) std::snprintf(c, sizeof c, " (+%zu just closed)", closed);
+    if (o_.all_users) std::snprintf(u, sizeof u, "  %zu user ring%s", rings_.size(), rings_.size() == 1 ? "" : "s");
     std::snprintf(b, sizeof b, "sobas-top  %zu flow%s%s  total %s  records %" PRIu64 "  lost %" PRIu64 "  torn %" PRIu64
-                  "  writer-dropped %" PRIu64 "%s",
-                  open, open == 1 ? "" : "s", c, human(bits ? total : total / 8, bits, "b/s", "B/s").c_str(),
-                  stats_.records, ring_.lost(), ring_.torn(), ring_.dropped(),
-                  ring_.recreated() ? "  (ring recreated)" : "");
+                  "  writer-dropped %" PRIu64 "%s%s",
+                  open, open == 1 ? "" : "s", c, human(bits ? total : total / 8, bits, "b/s", "B/s").c_str(), records,
+                  lost, torn, dropped, u, recreated ? "  (ring recreated)" : "");
     return b;
   }
 
@@ -347,33 +361,69 @@ class Monitor {
     std::fflush(out);
   }
 
-  static std::string record_json(const sobas_ring_record &r, int64_t ts_ns) {
-    char b[1400];
-    std::snprintf(b, sizeof b,
-                  "{\"ts\":%.3f,\"event\":\"%s\",\"pid\":%u,\"program\":\"%s\",\"flow\":%" PRIu64 ",\"role\":\"%s\","
-                  "\"local\":\"%s\",\"remote\":\"%s\",\"state\":\"%s\",\"why\":\"%s\",\"rate_bps\":%" PRIu64
-                  ",\"rtt_us\":%u,\"base_rtt_us\":%u,\"s_bytes\":%" PRIu64 ",\"rcv_wnd\":%u,\"bytes_received\":%" PRIu64
-                  ",\"bytes_acked\":%" PRIu64 ",\"app_bytes\":%" PRIu64 ",\"retrans\":%u,\"lost\":%u,\"age_ms\":%u,"
-                  "\"probe\":\"%s\",\"cap_bps\":%" PRIu64 ",\"lever\":\"%s\",\"policy\":\"%s\",\"limit\":\"%s\",\"limited_by\":\"%s\"}",
-                  ts_ns / 1e9, event_name(r.event), r.pid, json_escape(comm_of(r)).c_str(), r.flow_id,
-                  role_name(r.role), addr_text(r.family, r.laddr, r.lport).c_str(),
-                  addr_text(r.family, r.raddr, r.rport).c_str(), state_name(r.state).c_str(),
-                  r.why ? sobas_reason_name(sobas_reason(r.why)) : "-", r.rate_bps, r.rtt_us, r.base_rtt_us, r.s_bytes,
-                  r.rcv_wnd, r.bytes_received, r.bytes_acked, r.app_bytes, r.retrans, r.lost, r.age_ms,
-                  probe_name(r.probe), r.cap_bps, lever_name(r.lever), sobas_policy_name(sobas_policy(r.policy)),
-                  sobas_limit_name(sobas_limit(r.limit)),
-                  limit_of(r).c_str());
-    return b;
+  // One JSON line. A program name is any bytes a process chose, cut at 15: what is not UTF-8 becomes
+  // U+FFFD, never an escape per byte.
+  static std::string line(const Json &j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+  // A record as a JSON object: `type` "flow" (a refresh's view of a flow) or "record" (--follow).
+  static Json record_json(const char *type, unsigned uid, const sobas_ring_record &r, int64_t ts_ns) {
+    Json j;
+    j["schema"] = kJsonSchema;
+    j["type"] = type;
+    j["ts"] = double(ts_ns / 1000000) / 1e3;  // milliseconds: the ring's clock is no finer than a window
+    j["event"] = event_name(r.event);
+    j["uid"] = uid;
+    j["pid"] = r.pid;
+    j["program"] = comm_of(r);
+    j["flow"] = r.flow_id;
+    j["role"] = role_name(r.role);
+    j["local"] = addr_text(r.family, r.laddr, r.lport);
+    j["remote"] = addr_text(r.family, r.raddr, r.rport);
+    j["state"] = state_name(r.state);
+    j["why"] = r.why ? sobas_reason_name(sobas_reason(r.why)) : "-";
+    j["rate_bps"] = r.rate_bps;
+    j["rtt_us"] = r.rtt_us;
+    j["base_rtt_us"] = r.base_rtt_us;
+    j["s_bytes"] = r.s_bytes;
+    j["rcv_wnd"] = r.rcv_wnd;
+    j["bytes_received"] = r.bytes_received;
+    j["bytes_acked"] = r.bytes_acked;
+    j["app_bytes"] = r.app_bytes;
+    j["retrans"] = r.retrans;
+    j["lost"] = r.lost;
+    j["age_ms"] = r.age_ms;
+    j["probe"] = probe_name(r.probe);
+    j["cap_bps"] = r.cap_bps;
+    j["lever"] = lever_name(r.lever);
+    j["policy"] = sobas_policy_name(sobas_policy(r.policy));
+    j["limit"] = sobas_limit_name(sobas_limit(r.limit));
+    j["limited_by"] = limit_of(r);
+    return j;
   }
 
-  void print_json(FILE *out, int sort, bool reverse) const {
+  // One refresh: a "flow" line per flow, then a "refresh" line that closes it (iperf3's --json-stream
+  // habit): a reader knows the snapshot is whole, and an empty one still says so.
+  void print_json(FILE *out, int sort, bool reverse) {
     int64_t now = real_ns();
-    for (const Flow &f : rows(sort, reverse, "", true)) std::fprintf(out, "%s\n", record_json(f.r, now).c_str());
+    std::vector<Flow> flows = rows(sort, reverse, "", true);
+    refresh_++;
+    for (const Flow &f : flows) {
+      Json j = record_json("flow", f.uid, f.r, now);
+      j["refresh"] = refresh_;
+      std::fprintf(out, "%s\n", line(j).c_str());
+    }
+    Json end;
+    end["schema"] = kJsonSchema;
+    end["type"] = "refresh";
+    end["ts"] = double(now / 1000000) / 1e3;
+    end["refresh"] = refresh_;
+    end["flows"] = flows.size();
+    std::fprintf(out, "%s\n", line(end).c_str());
     std::fflush(out);
   }
 
-  void print_event(const sobas_ring_record &r) const {
-    if (o_.json) std::printf("%s\n", record_json(r, r.t_ns).c_str());
+  void print_event(unsigned uid, const sobas_ring_record &r) const {
+    if (o_.json) std::printf("%s\n", line(record_json("record", uid, r, r.t_ns)).c_str());
     else
       std::printf("%.3f %-8s pid=%u %s flow=%" PRIu64 " %s -> %s state=%s why=%s rate=%s s=%" PRIu64 " rtt_us=%u probe=%s\n",
                   r.t_ns / 1e9, event_name(r.event), r.pid, comm_of(r).c_str(), r.flow_id,
@@ -383,52 +433,78 @@ class Monitor {
     std::fflush(stdout);
   }
 
-  // node_exporter textfile collector format, written to a temporary name and renamed.
+  // node_exporter textfile collector format, written to a temporary name and renamed. Every series has
+  // a uid label (the ring's user), so one root reader (--all-users) can serve the whole machine.
   std::string write_prometheus(const std::string &path) const {
     std::string tmp = path + ".tmp";
     {
       std::ofstream o(tmp);
       if (!o) return "cannot write " + tmp;
-      // Every state and limit has its series, 0 included: a series that appears and vanishes breaks
-      // rate() and alerts on absent().
-      std::map<std::string, int> by_state, by_limit;
-      std::map<std::string, double> rate_by_state;
-      for (int s = 0; s <= SOBAS_ST_CONGESTED; s++) by_state[state_name(uint8_t(s))] = 0, rate_by_state[state_name(uint8_t(s))] = 0;
-      for (int l = 0; l <= SOBAS_LIMIT_SENDER_OR_PATH; l++) by_limit[sobas_limit_name(sobas_limit(l))] = 0;
-      for (const auto &kv : flows_) {
-        if (kv.second.r.event == SOBAS_EV_CLOSE) continue;  // on show a while, but no longer a flow
-        std::string st = state_name(kv.second.r.state);
-        by_state[st]++;
-        by_limit[sobas_limit_name(sobas_limit(kv.second.r.limit))]++;
-        rate_by_state[st] += double(kv.second.r.rate_bps) / 8;
+      o.precision(15);  // byte rates whole, not in 6 significant digits
+      // Every state and limit has its series for every user, 0 included: a series that appears and
+      // vanishes breaks rate() and alerts on absent().
+      std::map<std::pair<unsigned, std::string>, int> by_state, by_limit;
+      std::map<std::pair<unsigned, std::string>, double> rate_by_state;
+      for (unsigned uid : users()) {
+        for (int s = 0; s <= SOBAS_ST_CONGESTED; s++)
+          by_state[{uid, state_name(uint8_t(s))}] = 0, rate_by_state[{uid, state_name(uint8_t(s))}] = 0;
+        for (int l = 0; l <= SOBAS_LIMIT_SENDER_OR_PATH; l++) by_limit[{uid, sobas_limit_name(sobas_limit(l))}] = 0;
       }
-      o << "# HELP sobas_build_info The sobas-top that wrote this file.\n"
-        << "# TYPE sobas_build_info gauge\n"
-        << "sobas_build_info{version=\"" << SOBAS_VERSION << "\"} 1\n";
-      o << "# HELP sobas_flows Bulk TCP flows of preloaded programs, by SOBAS engine state.\n"
-        << "# TYPE sobas_flows gauge\n";
-      for (const auto &kv : by_state) o << "sobas_flows{state=\"" << kv.first << "\"} " << kv.second << "\n";
-      o << "# HELP sobas_flows_limited Bulk TCP flows by what held them back in their last window.\n"
-        << "# TYPE sobas_flows_limited gauge\n";
-      for (const auto &kv : by_limit) o << "sobas_flows_limited{limit=\"" << kv.first << "\"} " << kv.second << "\n";
-      o << "# HELP sobas_flow_rate_bytes_per_second Sum of the flows' last measured rates, by state.\n"
-        << "# TYPE sobas_flow_rate_bytes_per_second gauge\n";
+      for (const auto &kv : flows_) {
+        const Flow &f = kv.second;
+        if (f.r.event == SOBAS_EV_CLOSE) continue;  // on show a while, but no longer a flow
+        std::string st = state_name(f.r.state);
+        by_state[{f.uid, st}]++;
+        by_limit[{f.uid, sobas_limit_name(sobas_limit(f.r.limit))}]++;
+        rate_by_state[{f.uid, st}] += double(f.r.rate_bps) / 8;
+      }
+      auto uid_label = [](unsigned uid) { return "uid=\"" + std::to_string(uid) + "\""; };
+      auto family = [&](const char *name, const char *type, const char *help) {
+        o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+      };
+      family("sobas_build_info", "gauge", "The sobas-top that wrote this file.");
+      o << "sobas_build_info{version=\"" << SOBAS_VERSION << "\"} 1\n";
+      family("sobas_flows", "gauge", "Bulk TCP flows of preloaded programs, by SOBAS engine state.");
+      for (const auto &kv : by_state)
+        o << "sobas_flows{" << uid_label(kv.first.first) << ",state=\"" << kv.first.second << "\"} " << kv.second << "\n";
+      family("sobas_flows_limited", "gauge", "Bulk TCP flows by what held them back in their last window.");
+      for (const auto &kv : by_limit)
+        o << "sobas_flows_limited{" << uid_label(kv.first.first) << ",limit=\"" << kv.first.second << "\"} " << kv.second
+          << "\n";
+      family("sobas_flow_rate_bytes_per_second", "gauge", "Sum of the flows' last measured rates, by state.");
       for (const auto &kv : rate_by_state)
-        o << "sobas_flow_rate_bytes_per_second{state=\"" << kv.first << "\"} " << kv.second << "\n";
-      o << "# HELP sobas_decisions_total Engine decisions read from the ring, by reason.\n"
-        << "# TYPE sobas_decisions_total counter\n";
-      for (const auto &kv : stats_.decisions_by_reason)
-        o << "sobas_decisions_total{reason=\"" << kv.first << "\"} " << kv.second << "\n";
-      o << "# HELP sobas_flows_closed_total Flows whose close was read from the ring.\n"
-        << "# TYPE sobas_flows_closed_total counter\nsobas_flows_closed_total " << stats_.closed << "\n"
-        << "# HELP sobas_ring_records_total Records read from the ring.\n"
-        << "# TYPE sobas_ring_records_total counter\nsobas_ring_records_total " << stats_.records << "\n"
-        << "# HELP sobas_ring_records_lost_total Records overwritten or never completed before this reader got them.\n"
-        << "# TYPE sobas_ring_records_lost_total counter\nsobas_ring_records_lost_total " << ring_.lost() << "\n"
-        << "# HELP sobas_ring_records_torn_total Records that changed under the copy or failed their check.\n"
-        << "# TYPE sobas_ring_records_torn_total counter\nsobas_ring_records_torn_total " << ring_.torn() << "\n"
-        << "# HELP sobas_ring_writer_dropped_total Records writers gave up because their slot was busy.\n"
-        << "# TYPE sobas_ring_writer_dropped_total counter\nsobas_ring_writer_dropped_total " << ring_.dropped() << "\n";
+        o << "sobas_flow_rate_bytes_per_second{" << uid_label(kv.first.first) << ",state=\"" << kv.first.second << "\"} "
+          << kv.second << "\n";
+      family("sobas_decisions_total", "counter", "Engine decisions read from the ring, by reason.");
+      for (const auto &u : stats_)
+        for (const auto &kv : u.second.decisions_by_reason)
+          o << "sobas_decisions_total{" << uid_label(u.first) << ",reason=\"" << kv.first << "\"} " << kv.second << "\n";
+      // Per-user counters, then the ring's own.
+      auto per_user = [&](const char *name, const char *help, auto value) {
+        family(name, "counter", help);
+        for (unsigned uid : users()) o << name << "{" << uid_label(uid) << "} " << value(uid) << "\n";
+      };
+      auto stat = [&](unsigned uid) -> Stats {
+        auto it = stats_.find(uid);
+        return it == stats_.end() ? Stats{} : it->second;
+      };
+      auto ring = [&](unsigned uid) -> const Ring * {
+        auto it = rings_.find(uid);
+        return it == rings_.end() ? nullptr : &it->second;
+      };
+      per_user("sobas_received_bytes_total", "Bytes the flows received, summed over their records since this reader started.",
+               [&](unsigned u) { return stat(u).received; });
+      per_user("sobas_sent_bytes_total", "Bytes the flows sent and had acknowledged, summed over their records since this reader started.",
+               [&](unsigned u) { return stat(u).sent; });
+      per_user("sobas_flows_closed_total", "Flows whose close was read from the ring.",
+               [&](unsigned u) { return stat(u).closed; });
+      per_user("sobas_ring_records_total", "Records read from the ring.", [&](unsigned u) { return stat(u).records; });
+      per_user("sobas_ring_records_lost_total", "Records overwritten or never completed before this reader got them.",
+               [&](unsigned u) { return ring(u) ? ring(u)->lost() : 0; });
+      per_user("sobas_ring_records_torn_total", "Records that changed under the copy or failed their check.",
+               [&](unsigned u) { return ring(u) ? ring(u)->torn() : 0; });
+      per_user("sobas_ring_writer_dropped_total", "Records writers gave up because their slot was busy.",
+               [&](unsigned u) { return ring(u) ? ring(u)->dropped() : 0; });
       if (!o.flush()) return "cannot write " + tmp;
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) return "cannot rename " + tmp + " to " + path;
@@ -438,10 +514,47 @@ class Monitor {
   size_t flow_count() const { return flows_.size(); }
 
  private:
+  // --all-users: a ring per user, found by its default name, checked to be that user's when mapped.
+  void discover() {
+    glob_t g{};
+    if (glob(kRingGlob, 0, nullptr, &g) == 0) {
+      for (size_t i = 0; i < g.gl_pathc; i++) {
+        unsigned uid;
+        char tail;
+        if (std::sscanf(g.gl_pathv[i], "/dev/shm/sobas-%u.rin%c", &uid, &tail) != 2 || tail != 'g') continue;
+        if (!rings_.count(uid))
+          rings_.emplace(std::piecewise_construct, std::forward_as_tuple(uid),
+                         std::forward_as_tuple(g.gl_pathv[i], long(uid)));
+      }
+    }
+    globfree(&g);
+  }
+
+  // The users this reader has a ring or a record of.
+  std::vector<unsigned> users() const {
+    std::vector<unsigned> u;
+    for (const auto &kv : rings_) u.push_back(kv.first);
+    for (const auto &kv : stats_)
+      if (!rings_.count(kv.first)) u.push_back(kv.first);
+    return u;
+  }
+
+  // Bytes moved since the flow's previous record (the records carry totals): a counter that only
+  // grows, whatever the flow table forgets. A flow's last totals are kept until its close.
+  void count_bytes(Stats &st, const FlowKey &key, const sobas_ring_record &r) {
+    auto &last = last_bytes_[key];
+    if (r.bytes_received >= last.first) st.received += r.bytes_received - last.first;
+    if (r.bytes_acked >= last.second) st.sent += r.bytes_acked - last.second;
+    last = {std::max(last.first, r.bytes_received), std::max(last.second, r.bytes_acked)};
+    if (r.event == SOBAS_EV_CLOSE) last_bytes_.erase(key);
+  }
+
   const Options &o_;
-  Ring ring_;
-  std::map<std::pair<uint32_t, uint64_t>, Flow> flows_;
-  Stats stats_;
+  std::map<unsigned, Ring> rings_;
+  std::map<FlowKey, Flow> flows_;
+  std::map<FlowKey, std::pair<uint64_t, uint64_t>> last_bytes_;
+  std::map<unsigned, Stats> stats_;
+  uint64_t refresh_ = 0;
 };
 
 volatile sig_atomic_t g_stop = 0;
@@ -451,11 +564,13 @@ void usage(FILE *to) {
                "usage: sobas-top [options]\n"
                "Live table of the bulk TCP flows of this user's preloaded programs, from the decision ring.\n"
                "  --ring PATH|NAME  the ring (default: $SOBAS_RING, else /dev/shm/sobas-UID.ring)\n"
+               "  --all-users       root: every user's ring in /dev/shm, read-only (uid in --json and metrics)\n"
                "  -d SECONDS        refresh interval (default 1)\n"
                "  -b                batch: plain text tables, no escape codes (survives SIGHUP)\n"
                "  -n N              N refreshes, then exit\n"
                "  --once            one table of what the ring holds now, then exit (-b -n 1)\n"
-               "  --json            JSON Lines instead of tables: one object per flow per refresh (with ts)\n"
+               "  --json            JSON Lines instead of tables: per refresh, a \"flow\" object per flow, then a\n"
+               "                    \"refresh\" object closing it (each line has schema and type)\n"
                "  --follow          every record as it arrives (text, or JSON Lines with --json)\n"
                "  --prometheus FILE also write node_exporter textfile metrics there, atomically, each refresh\n"
                "  --stale SECONDS   forget a flow with no record for this long (default 10); closed flows\n"
@@ -501,50 +616,73 @@ std::vector<int> columns_arg(const char *v) {
   return out;
 }
 
+long count_arg(const char *opt, const char *v) {
+  char *end = nullptr;
+  long k = std::strtol(v, &end, 10);
+  if (!*v || *end || k < 1) {
+    std::fprintf(stderr, "sobas-top: %s needs a whole number above 0, got '%s'\n", opt, v);
+    std::exit(2);
+  }
+  return k;
+}
+
+// The option getopt_long just refused: a short one by its letter (it may sit in a bundle such as -bx),
+// a long one as written.
+std::string option_name(char **argv) {
+  if (optopt > 0 && optopt < 128) return std::string("-") + char(optopt);
+  return argv[optind - 1];
+}
+
 Options parse(int argc, char **argv) {
   Options o;
   const char *env = std::getenv("SOBAS_RING");
   if (env) o.ring = env;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
-    auto val = [&]() {
-      if (!v) {
-        std::fprintf(stderr, "sobas-top: %s needs a value\n", a.c_str());
+  enum { O_RING = 256, O_ONCE, O_JSON, O_FOLLOW, O_PROM, O_STALE, O_COLUMNS, O_ALL_USERS };
+  static const option longs[] = {{"help", no_argument, nullptr, 'h'},
+                                 {"version", no_argument, nullptr, 'V'},
+                                 {"ring", required_argument, nullptr, O_RING},
+                                 {"all-users", no_argument, nullptr, O_ALL_USERS},
+                                 {"once", no_argument, nullptr, O_ONCE},
+                                 {"json", no_argument, nullptr, O_JSON},
+                                 {"follow", no_argument, nullptr, O_FOLLOW},
+                                 {"prometheus", required_argument, nullptr, O_PROM},
+                                 {"stale", required_argument, nullptr, O_STALE},
+                                 {"columns", required_argument, nullptr, O_COLUMNS},
+                                 {nullptr, 0, nullptr, 0}};
+  bool ring_given = false;
+  opterr = 0;  // our own messages, naming the program the way its other errors do
+  for (int c; (c = getopt_long(argc, argv, ":hVd:bn:", longs, nullptr)) != -1;) {
+    switch (c) {
+      case 'h': usage(stdout); std::exit(0);
+      case 'V': std::printf("sobas-top %s\n", SOBAS_VERSION); std::exit(0);
+      case O_RING: o.ring = optarg, ring_given = true; break;
+      case O_ALL_USERS: o.all_users = true; break;
+      case 'd': o.delay = seconds_arg("-d", optarg); break;
+      case 'b': o.batch = true; break;
+      case 'n': o.iterations = count_arg("-n", optarg); break;
+      case O_ONCE: o.batch = true, o.iterations = 1; break;
+      case O_JSON: o.json = true; break;
+      case O_FOLLOW: o.follow = true; break;
+      case O_PROM: o.prometheus = optarg; break;
+      case O_STALE: o.stale = seconds_arg("--stale", optarg); break;
+      case O_COLUMNS: o.columns = columns_arg(optarg); break;
+      case ':':
+        std::fprintf(stderr, "sobas-top: %s needs a value\n", option_name(argv).c_str());
         std::exit(2);
-      }
-      i++;
-      return v;
-    };
-    if (a == "-h" || a == "--help") {
-      usage(stdout);
-      std::exit(0);
-    } else if (a == "-V" || a == "--version") {
-      std::printf("sobas-top %s\n", SOBAS_VERSION);
-      std::exit(0);
-    } else if (a == "--ring") o.ring = val();
-    else if (a == "-d") o.delay = seconds_arg("-d", val());
-    else if (a == "-b") o.batch = true;
-    else if (a == "-n") {
-      const char *n = val();
-      char *end = nullptr;
-      long k = std::strtol(n, &end, 10);
-      if (!*n || *end || k < 1) {
-        std::fprintf(stderr, "sobas-top: -n needs a whole number above 0, got '%s'\n", n);
+      default:
+        std::fprintf(stderr, "sobas-top: unknown option '%s'\n", option_name(argv).c_str());
+        usage(stderr);
         std::exit(2);
-      }
-      o.iterations = k;
-    } else if (a == "--once") o.batch = true, o.iterations = 1;
-    else if (a == "--json") o.json = true;
-    else if (a == "--follow") o.follow = true;
-    else if (a == "--prometheus") o.prometheus = val();
-    else if (a == "--stale") o.stale = seconds_arg("--stale", val());
-    else if (a == "--columns") o.columns = columns_arg(val());
-    else {
-      std::fprintf(stderr, "sobas-top: unknown option '%s'\n", a.c_str());
-      usage(stderr);
-      std::exit(2);
     }
+  }
+  if (optind < argc) {
+    std::fprintf(stderr, "sobas-top: unexpected argument '%s'\n", argv[optind]);
+    usage(stderr);
+    std::exit(2);
+  }
+  if (o.all_users && ring_given) {
+    std::fprintf(stderr, "sobas-top: --all-users reads every user's default ring; it takes no --ring\n");
+    std::exit(2);
   }
   if (o.json && !o.follow) o.batch = true;
   return o;
@@ -709,6 +847,8 @@ int main(int argc, char **argv) {
   sa.sa_handler = [](int) { g_stop = 1; };
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  if (o.all_users && geteuid() != 0)
+    std::fprintf(stderr, "sobas-top: --all-users without root reads only the rings this user may open\n");
   Monitor m(o, path);
   bool interactive = !o.batch && !o.follow && isatty(1);
   return interactive ? run_interactive(o, m) : run_plain(o, m);

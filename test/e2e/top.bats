@@ -46,14 +46,19 @@ while r.read(65536):
   python3 - "$output" "$pid" "$local_addr" "$NETNS_SRV_IP:8080" "$bytes" <<'PY'
 import json, sys
 out, pid, local, remote, size = sys.argv[1:]
-flows = [json.loads(l) for l in out.splitlines()]
+lines = [json.loads(l) for l in out.splitlines()]
+# Every line carries the schema and its type; the refresh's flows come first, one "refresh" line last.
+assert all(l["schema"] == 1 for l in lines), lines
+assert [l["type"] for l in lines] == ["flow"] * (len(lines) - 1) + ["refresh"], lines
+assert lines[-1]["flows"] == len(lines) - 1 and all(l["refresh"] == lines[-1]["refresh"] for l in lines), lines
+flows = lines[:-1]
 mine = [f for f in flows if f["pid"] == int(pid) and f["local"] == local and f["remote"] == remote]
 assert len(mine) == 1, flows
 f = mine[0]
 assert f["event"] == "close" and f["program"] == "python3" and f["role"] == "receiver", f
 assert f["bytes_received"] == int(size) >= 16 << 20, f
 assert f["limit"] in ("application", "receive-window", "sender-or-path") and f["limited_by"] == "closed", f
-assert f["ts"] > 1.7e9
+assert f["ts"] > 1.7e9 and f["uid"] == 0
 PY
 }
 
@@ -67,7 +72,7 @@ PY
   [ "$status" -eq 0 ]
   python3 - "$output" <<'PY'
 import json, sys
-names = [json.loads(l)["program"] for l in sys.argv[1].splitlines()]
+names = [l["program"] for l in map(json.loads, sys.argv[1].splitlines()) if l["type"] == "flow"]
 print(names)
 assert "ééééééé\ufffd" in names, names
 PY
@@ -100,7 +105,9 @@ PY
   pid=$(grep ' ev=open ' "$BATS_TEST_TMPDIR/log" | grep -o ' pid=[0-9]*' | cut -d= -f2 | head -1)
   events=$(python3 -c '
 import json, sys
-print(" ".join(e["event"] for e in map(json.loads, open(sys.argv[1])) if e["pid"] == int(sys.argv[2])))' \
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert all(e["type"] == "record" and e["schema"] == 1 for e in lines), "a --follow line that is not a record"
+print(" ".join(e["event"] for e in lines if e["pid"] == int(sys.argv[2])))' \
     "$BATS_TEST_TMPDIR/events" "$pid")
   echo "events of pid $pid: $events"
   [[ "$events" == open*close ]]
@@ -114,12 +121,14 @@ print(" ".join(e["event"] for e in map(json.loads, open(sys.argv[1])) if e["pid"
   sleep 2
   "$TOP" --ring "$RING" -b -n 1 --prometheus "$BATS_TEST_TMPDIR/sobas.prom" >/dev/null
   wait
+  "$TOP" --ring "$RING" -b -n 1 --prometheus "$BATS_TEST_TMPDIR/after.prom" >/dev/null
   cat "$BATS_TEST_TMPDIR/sobas.prom"
   grep ' ev=window ' "$BATS_TEST_TMPDIR/log" | grep -o ' t_ms=[0-9]*\| limit=[a-z-]*' | paste -sd ' ' | cut -c1-600
-  "$REPO/build/venv/bin/python" - "$BATS_TEST_TMPDIR/sobas.prom" <<'PY'
+  "$REPO/build/venv/bin/python" - "$BATS_TEST_TMPDIR/sobas.prom" "$BATS_TEST_TMPDIR/after.prom" <<'PY'
 import sys
 from prometheus_client.parser import text_string_to_metric_families
 fams = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+after = {f.name: f for f in text_string_to_metric_families(open(sys.argv[2]).read())}
 for name in ("sobas_build_info", "sobas_flows", "sobas_flows_limited", "sobas_flow_rate_bytes_per_second", "sobas_ring_records",
              "sobas_ring_records_lost", "sobas_ring_records_torn", "sobas_ring_writer_dropped", "sobas_flows_closed"):
     assert name in fams, (name, sorted(fams))
@@ -132,7 +141,59 @@ assert any(s.labels["limit"] == "application" and s.value >= 1 for s in fams["so
 for f in fams.values():
     for s in f.samples:
         assert not {"local", "remote", "pid"} & set(s.labels), s
+        assert f.name == "sobas_build_info" or s.labels.get("uid") == "0", s
+# Bytes are counters over every record read (the ring holds this file's earlier downloads too): from
+# mid-flow to the end, the count grows by the rest of the flow, never more than the file.
+mid, end = fams["sobas_received_bytes"].samples[0].value, after["sobas_received_bytes"].samples[0].value
+assert fams["sobas_received_bytes"].type == "counter" and 0 < mid < end <= mid + (16 << 20), (mid, end)
 PY
+  # Prometheus' own checker, lint included (names, units, _total on counters, HELP and TYPE).
+  /opt/sobas-test/bin/promtool check metrics < "$BATS_TEST_TMPDIR/sobas.prom"
+}
+
+# One exporter for the machine: root reads every user's default ring (/dev/shm/sobas-UID.ring), each
+# only if that user owns it, and labels each series with the uid. A private /dev/shm (a mount
+# namespace) holds root's ring and nobody's, each written by a real preloaded download (Debian's
+# python3: nobody cannot run a python of root's own).
+@test "sobas-top --all-users (root): every user's ring, read-only, uid in --json and on every series" {
+  local lib
+  lib=$(mktemp -d /tmp/sobas-lib.XXXXXX)  # a copy nobody can reach, wherever the build is
+  chmod 755 "$lib" && cp "$SOBAS_LIB" "$lib/"
+  local preload=${SOBAS_ASAN_RUNTIME:+$SOBAS_ASAN_RUNTIME:}$lib/$(basename "$SOBAS_LIB")
+  run unshare -m bash -c '
+    set -e
+    mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+    get="import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()"
+    ip netns exec "$1-cli" env -u SOBAS_RING LD_PRELOAD="$2" /usr/bin/python3 -c "$get" "$3"
+    ip netns exec "$1-cli" setpriv --reuid=65534 --regid=65534 --clear-groups \
+      env -u SOBAS_RING LD_PRELOAD="$2" /usr/bin/python3 -c "$get" "$3"
+    ls -ln /dev/shm >&2
+    "$4" --all-users --once --json
+    "$4" --all-users -b -n 1 --prometheus "$5" > /dev/null
+  ' _ "$NETNS_NAME" "$preload" "http://$NETNS_SRV_IP:8080/f16" "$TOP" "$BATS_TEST_TMPDIR/all.prom"
+  rm -rf "$lib"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  cat "$BATS_TEST_TMPDIR/all.prom"
+  python3 - "$output" "$BATS_TEST_TMPDIR/all.prom" <<'PY'
+import json, re, sys
+flows = [l for l in map(json.loads, (l for l in sys.argv[1].splitlines() if l.startswith("{"))) if l["type"] == "flow"]
+assert sorted(f["uid"] for f in flows if f["program"] == "python3") == [0, 65534], flows
+got = dict(re.findall(r'^sobas_received_bytes_total\{uid="(\d+)"\} (\d+)$', open(sys.argv[2]).read(), re.M))
+assert set(got) == {"0", "65534"} and all(int(v) >= 16 << 20 for v in got.values()), got
+PY
+  /opt/sobas-test/bin/promtool check metrics < "$BATS_TEST_TMPDIR/all.prom"
+}
+
+@test "sobas-top --all-users takes no --ring; options are checked" {
+  run "$TOP" --all-users --ring "$RING" --once
+  [ "$status" -eq 2 ] && [[ "$output" == *"takes no --ring"* ]]
+  run "$TOP" -bx
+  [ "$status" -eq 2 ] && [[ "$output" == *"unknown option '-x'"* ]]
+  run "$TOP" --stale
+  [ "$status" -eq 2 ] && [[ "$output" == *"--stale needs a value"* ]]
+  run "$TOP" --once extra
+  [ "$status" -eq 2 ] && [[ "$output" == *"unexpected argument 'extra'"* ]]
 }
 
 @test "sobas-top in a terminal (tmux): sorts, reverses, filters, quits" {
