@@ -1,5 +1,6 @@
 // sobasd.cc — the side-probe responder a data-sending host runs: echoes verified receivers' probes and sends them packet trains, and answers nobody else.
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <grp.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
@@ -10,10 +11,13 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,9 +29,33 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sobas/probe.h"
 
 namespace {
+
+// Under systemd, stderr is a stream into the journal and JOURNAL_STREAM names it (device:inode): each
+// line then starts with its syslog priority, "<3>" to "<7>", which journald files and strips
+// (sd-daemon(3)). Anywhere else the lines stay as a person reads them.
+bool g_journal = [] {
+  const char *js = std::getenv("JOURNAL_STREAM");
+  struct stat st;
+  unsigned long long dev, ino;
+  return js && std::sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 && dev == st.st_dev &&
+         ino == st.st_ino;
+}();
+
+// One log line on stderr, "sobasd: " and the message, at a syslog priority (LOG_ERR ... LOG_INFO).
+__attribute__((format(printf, 2, 3))) void say(int priority, const char *fmt, ...) {
+  char b[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(b, sizeof b, fmt, ap);
+  va_end(ap);
+  if (g_journal) std::fprintf(stderr, "<%d>sobasd: %s\n", priority, b);
+  else std::fprintf(stderr, "sobasd: %s\n", b);
+}
 
 int64_t now_ns() {
   timespec ts;
@@ -223,10 +251,10 @@ class Responder {
       int fd = open_listener(a);
       if (fd < 0) {
         if (defaults && a == "::") {
-          std::fprintf(stderr, "sobasd: no IPv6 here (%s); answering on IPv4 only\n", std::strerror(errno));
+          say(LOG_WARNING, "no IPv6 here (%s); answering on IPv4 only", std::strerror(errno));
           continue;
         }
-        std::fprintf(stderr, "sobasd: cannot listen on %s port %u: %s\n", a.c_str(), o_.port, std::strerror(errno));
+        say(LOG_ERR, "cannot listen on %s port %u: %s", a.c_str(), o_.port, std::strerror(errno));
         return -1;
       }
       fds_.push_back(fd);
@@ -237,8 +265,7 @@ class Responder {
   bool diag_ok() const { return diag_.ok(); }
 
   void run() {
-    std::fprintf(stderr, "sobasd: answering on UDP port %u (%zu socket%s)\n", o_.port, fds_.size(),
-                 fds_.size() == 1 ? "" : "s");
+    say(LOG_INFO, "answering on UDP port %u (%zu socket%s)", o_.port, fds_.size(), fds_.size() == 1 ? "" : "s");
     sigset_t run_mask;
     sigemptyset(&run_mask);
     while (!g_stop) {
@@ -264,7 +291,7 @@ class Responder {
 
   void dump() {
     std::string j = json();
-    std::fprintf(stderr, "sobasd: counters %s\n", j.c_str());
+    say(LOG_INFO, "counters %s", j.c_str());
     if (o_.stats.empty()) return;
     std::string tmp = o_.stats + ".tmp";
     {
@@ -338,8 +365,8 @@ class Responder {
     last_report_ = now;
     for (auto &[cls, r] : refusals_)
       if (r.count) {
-        std::fprintf(stderr, "sobasd: refused %llu datagram(s) (%s) in the last 10 s; last from %s\n",
-                     (unsigned long long)r.count, cls.c_str(), r.last.c_str());
+        say(LOG_WARNING, "refused %llu datagram(s) (%s) in the last 10 s; last from %s", (unsigned long long)r.count,
+            cls.c_str(), r.last.c_str());
         r.count = 0;
       }
   }
@@ -570,22 +597,26 @@ class Responder {
   }
 
   std::string json() const {
-    char b[1024];
-    std::snprintf(b, sizeof b,
-                  "{\"rx\":%llu,\"echoes\":%llu,\"train_requests\":%llu,\"train_sets\":%llu,\"train_packets\":%llu,"
-                  "\"malformed\":%llu,\"bad_version\":%llu,\"unexpected_type\":%llu,\"not_its_flow\":%llu,"
-                  "\"unverified\":%llu,\"verify_budget\":%llu,\"echo_limited\":%llu,\"train_limited\":%llu,"
-                  "\"table_full\":%llu,\"netlink_queries\":%llu,\"netlink_errors\":%llu,\"cache_hits\":%llu,"
-                  "\"flows\":%zu}",
-                  (unsigned long long)c_.rx, (unsigned long long)c_.echoes, (unsigned long long)c_.train_requests,
-                  (unsigned long long)c_.train_sets, (unsigned long long)c_.train_packets,
-                  (unsigned long long)malformed_total(), (unsigned long long)c_.malformed[-SOBAS_PROBE_E_VERSION],
-                  (unsigned long long)c_.unexpected_type, (unsigned long long)c_.not_local,
-                  (unsigned long long)c_.unverified, (unsigned long long)c_.verify_budget,
-                  (unsigned long long)c_.echo_limited, (unsigned long long)c_.train_limited,
-                  (unsigned long long)c_.table_full, (unsigned long long)c_.netlink_queries,
-                  (unsigned long long)c_.netlink_errors, (unsigned long long)c_.cache_hits, flows_.size());
-    return b;
+    nlohmann::ordered_json j;
+    j["rx"] = c_.rx;
+    j["echoes"] = c_.echoes;
+    j["train_requests"] = c_.train_requests;
+    j["train_sets"] = c_.train_sets;
+    j["train_packets"] = c_.train_packets;
+    j["malformed"] = malformed_total();
+    j["bad_version"] = c_.malformed[-SOBAS_PROBE_E_VERSION];
+    j["unexpected_type"] = c_.unexpected_type;
+    j["not_its_flow"] = c_.not_local;
+    j["unverified"] = c_.unverified;
+    j["verify_budget"] = c_.verify_budget;
+    j["echo_limited"] = c_.echo_limited;
+    j["train_limited"] = c_.train_limited;
+    j["table_full"] = c_.table_full;
+    j["netlink_queries"] = c_.netlink_queries;
+    j["netlink_errors"] = c_.netlink_errors;
+    j["cache_hits"] = c_.cache_hits;
+    j["flows"] = flows_.size();
+    return j.dump();
   }
 
   uint64_t malformed_total() const {
@@ -639,7 +670,7 @@ unsigned number(const char *opt, const char *v, unsigned lo, unsigned hi) {
   errno = 0;
   unsigned long n = v ? std::strtoul(v, &end, 10) : 0;
   if (!v || !*v || *end || errno || n < lo || n > hi || v[0] == '-') {
-    std::fprintf(stderr, "sobasd: %s needs a number from %u to %u, got '%s'\n", opt, lo, hi, v ? v : "");
+    say(LOG_ERR, "%s needs a number from %u to %u, got '%s'", opt, lo, hi, v ? v : "");
     std::exit(2);
   }
   return unsigned(n);
@@ -647,41 +678,54 @@ unsigned number(const char *opt, const char *v, unsigned lo, unsigned hi) {
 
 Options parse(int argc, char **argv) {
   Options o;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
-    auto val = [&]() {
-      if (!v) {
-        std::fprintf(stderr, "sobasd: %s needs a value\n", a.c_str());
+  enum { O_PORT = 256, O_LISTEN, O_USER, O_TRAINS, O_TRAIN_LEN, O_GAP, O_INTERVAL, O_PEER, O_ECHO, O_VERIFY,
+         O_CACHE, O_MAX_FLOWS, O_STATS };
+  static const option longs[] = {{"help", no_argument, nullptr, 'h'},
+                                 {"version", no_argument, nullptr, 'V'},
+                                 {"port", required_argument, nullptr, O_PORT},
+                                 {"listen", required_argument, nullptr, O_LISTEN},
+                                 {"user", required_argument, nullptr, O_USER},
+                                 {"trains", required_argument, nullptr, O_TRAINS},
+                                 {"train-len", required_argument, nullptr, O_TRAIN_LEN},
+                                 {"train-gap-ms", required_argument, nullptr, O_GAP},
+                                 {"train-interval-s", required_argument, nullptr, O_INTERVAL},
+                                 {"train-peer-per-min", required_argument, nullptr, O_PEER},
+                                 {"echo-rate", required_argument, nullptr, O_ECHO},
+                                 {"verify-rate", required_argument, nullptr, O_VERIFY},
+                                 {"verify-cache-ms", required_argument, nullptr, O_CACHE},
+                                 {"max-flows", required_argument, nullptr, O_MAX_FLOWS},
+                                 {"stats", required_argument, nullptr, O_STATS},
+                                 {nullptr, 0, nullptr, 0}};
+  opterr = 0;  // our own messages, in the daemon's log format
+  for (int c; (c = getopt_long(argc, argv, ":hV", longs, nullptr)) != -1;) {
+    switch (c) {
+      case 'h': usage(stdout); std::exit(0);
+      case 'V': std::printf("sobasd %s\n", SOBAS_VERSION); std::exit(0);
+      case O_PORT: o.port = uint16_t(number("--port", optarg, 1, 65535)); break;
+      case O_LISTEN: o.listen.push_back(optarg); break;
+      case O_USER: o.user = optarg; break;
+      case O_TRAINS: o.trains = number("--trains", optarg, 1, SOBAS_TRAIN_MAX_TRAINS); break;
+      case O_TRAIN_LEN: o.train_len = number("--train-len", optarg, 2, SOBAS_TRAIN_MAX_LEN); break;
+      case O_GAP: o.train_gap_ms = number("--train-gap-ms", optarg, 0, 1000); break;
+      case O_INTERVAL: o.train_interval_s = number("--train-interval-s", optarg, 1, 86400); break;
+      case O_PEER: o.train_peer_per_min = number("--train-peer-per-min", optarg, 1, 6000); break;
+      case O_ECHO: o.echo_rate = number("--echo-rate", optarg, 1, 100000); break;
+      case O_VERIFY: o.verify_rate = number("--verify-rate", optarg, 1, 100000); break;
+      case O_CACHE: o.verify_cache_ms = number("--verify-cache-ms", optarg, 0, 600000); break;
+      case O_MAX_FLOWS: o.max_flows = number("--max-flows", optarg, 1, 10000000); break;
+      case O_STATS: o.stats = optarg; break;
+      case ':': say(LOG_ERR, "%s needs a value", argv[optind - 1]); std::exit(2);
+      default:
+        say(LOG_ERR, "unknown option '%s'", optopt > 0 && optopt < 128 ? (std::string("-") + char(optopt)).c_str()
+                                                                          : argv[optind - 1]);
+        usage(stderr);
         std::exit(2);
-      }
-      i++;
-      return v;
-    };
-    if (a == "--help" || a == "-h") {
-      usage(stdout);
-      std::exit(0);
-    } else if (a == "--version" || a == "-V") {
-      std::printf("sobasd %s\n", SOBAS_VERSION);
-      std::exit(0);
-    } else if (a == "--port") o.port = uint16_t(number("--port", val(), 1, 65535));
-    else if (a == "--listen") o.listen.push_back(val());
-    else if (a == "--user") o.user = val();
-    else if (a == "--trains") o.trains = number("--trains", val(), 1, SOBAS_TRAIN_MAX_TRAINS);
-    else if (a == "--train-len") o.train_len = number("--train-len", val(), 2, SOBAS_TRAIN_MAX_LEN);
-    else if (a == "--train-gap-ms") o.train_gap_ms = number("--train-gap-ms", val(), 0, 1000);
-    else if (a == "--train-interval-s") o.train_interval_s = number("--train-interval-s", val(), 1, 86400);
-    else if (a == "--train-peer-per-min") o.train_peer_per_min = number("--train-peer-per-min", val(), 1, 6000);
-    else if (a == "--echo-rate") o.echo_rate = number("--echo-rate", val(), 1, 100000);
-    else if (a == "--verify-rate") o.verify_rate = number("--verify-rate", val(), 1, 100000);
-    else if (a == "--verify-cache-ms") o.verify_cache_ms = number("--verify-cache-ms", val(), 0, 600000);
-    else if (a == "--max-flows") o.max_flows = number("--max-flows", val(), 1, 10000000);
-    else if (a == "--stats") o.stats = val();
-    else {
-      std::fprintf(stderr, "sobasd: unknown option '%s'\n", a.c_str());
-      usage(stderr);
-      std::exit(2);
     }
+  }
+  if (optind < argc) {
+    say(LOG_ERR, "unexpected argument '%s'", argv[optind]);
+    usage(stderr);
+    std::exit(2);
   }
   return o;
 }
@@ -691,15 +735,15 @@ int drop_privileges(const std::string &user) {
   if (geteuid() != 0 || user == "root") return 0;
   passwd *pw = getpwnam(user.c_str());
   if (!pw) {
-    std::fprintf(stderr, "sobasd: no user '%s' to run as (--user)\n", user.c_str());
+    say(LOG_ERR, "no user '%s' to run as (--user)", user.c_str());
     return -1;
   }
   if (setgroups(0, nullptr) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) {
-    std::fprintf(stderr, "sobasd: cannot become '%s': %s\n", user.c_str(), std::strerror(errno));
+    say(LOG_ERR, "cannot become '%s': %s", user.c_str(), std::strerror(errno));
     return -1;
   }
   if (setuid(0) == 0) {  // the drop must be for good
-    std::fprintf(stderr, "sobasd: still able to regain root after dropping to '%s'\n", user.c_str());
+    say(LOG_ERR, "still able to regain root after dropping to '%s'", user.c_str());
     return -1;
   }
   return 0;
@@ -729,8 +773,7 @@ int main(int argc, char **argv) {
   Responder r(o);
   if (r.bind_all() != 0) return 1;
   if (!r.diag_ok()) {
-    std::fprintf(stderr, "sobasd: no NETLINK_SOCK_DIAG (%s): cannot verify peers, refusing to run\n",
-                 std::strerror(errno));
+    say(LOG_ERR, "no NETLINK_SOCK_DIAG (%s): cannot verify peers, refusing to run", std::strerror(errno));
     return 1;
   }
   if (drop_privileges(o.user) != 0) return 1;

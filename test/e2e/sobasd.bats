@@ -68,3 +68,19 @@ PY
   wait "$pid"
   [ -s "$stats" ]
 }
+
+# Under systemd, stderr is a journal stream named by JOURNAL_STREAM (device:inode): each line then
+# carries its syslog priority for journald; on a terminal or a file of its own, none.
+@test "sobasd: log lines carry syslog priorities when stderr is the journal stream, and only then" {
+  local err=$BATS_TEST_TMPDIR/err
+  : > "$err"
+  JOURNAL_STREAM=$(stat -c %d:%i "$err") timeout -s INT 1 ip netns exec "$NETNS_NAME-srv" \
+    "$BUILD/bin/sobasd" --port 9532 --user root 2>>"$err" 3>&- || true
+  JOURNAL_STREAM=$(stat -c %d:%i "$err") "$BUILD/bin/sobasd" --port 0 2>>"$err" || true
+  JOURNAL_STREAM=1:1 "$BUILD/bin/sobasd" --port 0 2>>"$err" || true  # another stream: not ours
+  cat "$err"
+  grep -qx '<6>sobasd: answering on UDP port 9532 (2 sockets)' "$err"
+  grep -q '^<6>sobasd: counters {"rx":0,' "$err"
+  grep -qx "<3>sobasd: --port needs a number from 1 to 65535, got '0'" "$err"
+  grep -qx "sobasd: --port needs a number from 1 to 65535, got '0'" "$err"
+}
