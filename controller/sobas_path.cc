@@ -1,6 +1,7 @@
 // sobas_path.cc — `sobas path HOST[:PORT]`: measures the path to HOST (RTT; with a sobasd there, C' and forward loss) and advises buffers, sysctls, streams and SOBAS's S.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "clocks.h"
 #include "path_advice.h"
@@ -64,53 +68,63 @@ void usage() {
       "Exit status: 0 measured; 1 HOST did not answer on PORT; 2 bad usage or HOST does not resolve.\n");
 }
 
+// HOST[:PORT] into o.host and o.port: [v6]:port, host:port, or a bare host (a bare IPv6 address has
+// several colons).
+void host_port(const std::string &a, Options &o) {
+  if (a[0] == '[') {
+    size_t close = a.find(']');
+    if (close == std::string::npos) usage_error("unclosed '[' in '" + a + "'");
+    o.host = a.substr(1, close - 1);
+    if (close + 1 < a.size()) {
+      if (a[close + 1] != ':') usage_error("expected :PORT after ']' in '" + a + "'");
+      o.port = a.substr(close + 2);
+    }
+  } else if (std::count(a.begin(), a.end(), ':') == 1) {
+    o.host = a.substr(0, a.find(':'));
+    o.port = a.substr(a.find(':') + 1);
+  } else {
+    o.host = a;
+  }
+  char *end;
+  long p = std::strtol(o.port.c_str(), &end, 10);
+  if (o.host.empty() || *end || p < 1 || p > 65535) usage_error("bad HOST[:PORT] '" + a + "'");
+}
+
 Options parse(int argc, char **argv) {
   Options o;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      usage();
-      std::exit(0);
-    } else if (a == "-V" || a == "--version") {
-      std::printf("sobas-path %s\n", SOBAS_VERSION);
-      std::exit(0);
-    } else if (a == "--json") {
-      o.json = true;
-    } else if (a == "--probe-port") {
-      if (i + 1 >= argc) usage_error("--probe-port needs a port");
-      char *end;
-      long p = std::strtol(argv[++i], &end, 10);
-      if (*end || p < 1 || p > 65535) usage_error(std::string("bad probe port '") + argv[i] + "'");
-      o.probe_port = uint16_t(p);
-    } else if (a == "--http") {
-      if (i + 1 >= argc || argv[i + 1][0] != '/') usage_error("--http needs a path starting with /");
-      o.http_path = argv[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      usage_error("unknown option '" + a + "'");
-    } else if (o.host.empty()) {
-      // [v6]:port, host:port, or a bare host (a bare IPv6 address has several colons).
-      if (a[0] == '[') {
-        size_t close = a.find(']');
-        if (close == std::string::npos) usage_error("unclosed '[' in '" + a + "'");
-        o.host = a.substr(1, close - 1);
-        if (close + 1 < a.size()) {
-          if (a[close + 1] != ':') usage_error("expected :PORT after ']' in '" + a + "'");
-          o.port = a.substr(close + 2);
-        }
-      } else if (std::count(a.begin(), a.end(), ':') == 1) {
-        o.host = a.substr(0, a.find(':'));
-        o.port = a.substr(a.find(':') + 1);
-      } else {
-        o.host = a;
+  enum { O_JSON = 256, O_PROBE_PORT, O_HTTP };
+  static const option longs[] = {{"help", no_argument, nullptr, 'h'},
+                                 {"version", no_argument, nullptr, 'V'},
+                                 {"json", no_argument, nullptr, O_JSON},
+                                 {"probe-port", required_argument, nullptr, O_PROBE_PORT},
+                                 {"http", required_argument, nullptr, O_HTTP},
+                                 {nullptr, 0, nullptr, 0}};
+  opterr = 0;  // our own messages, which point at --help
+  for (int c; (c = getopt_long(argc, argv, ":hV", longs, nullptr)) != -1;) {
+    switch (c) {
+      case 'h': usage(); std::exit(0);
+      case 'V': std::printf("sobas-path %s\n", SOBAS_VERSION); std::exit(0);
+      case O_JSON: o.json = true; break;
+      case O_PROBE_PORT: {
+        char *end;
+        long p = std::strtol(optarg, &end, 10);
+        if (!*optarg || *end || p < 1 || p > 65535) usage_error(std::string("bad probe port '") + optarg + "'");
+        o.probe_port = uint16_t(p);
+        break;
       }
-      char *end;
-      long p = std::strtol(o.port.c_str(), &end, 10);
-      if (o.host.empty() || *end || p < 1 || p > 65535) usage_error("bad HOST[:PORT] '" + a + "'");
-    } else {
-      usage_error("one HOST only");
+      case O_HTTP:
+        if (optarg[0] != '/') usage_error("--http needs a path starting with /");
+        o.http_path = optarg;
+        break;
+      case ':': usage_error(std::string(argv[optind - 1]) + " needs a value");
+      default:
+        usage_error("unknown option '" + (optopt > 0 && optopt < 128 ? std::string("-") + char(optopt)
+                                                                     : std::string(argv[optind - 1])) + "'");
     }
   }
-  if (o.host.empty()) usage_error("no HOST given");
+  if (optind == argc) usage_error("no HOST given");
+  if (argc - optind > 1) usage_error("one HOST only");
+  host_port(argv[optind], o);
   return o;
 }
 
@@ -373,16 +387,28 @@ int main(int argc, char **argv) {
   sobas::PathAdvice a = sobas::advise(f);
   const char *rtt_from = pr.echoes ? "sobasd's echoes" : "the TCP handshake";
   if (o.json) {
-    std::printf("{\"host\":\"%s\",\"port\":%s,\"rtt_us\":%u,\"rtt_from\":\"%s\",\"sobasd\":%s,\"capacity_bps\":%" PRIu64
-                ",\"capacity_from\":\"%s\",\"http_bytes\":%" PRIu64
-                ",\"trains\":%u,\"probes\":%u,\"echoes\":%u,\"forward_lost\":%" PRIu64 ",\"bdp_bytes\":%" PRIu64
-                ",\"buffer_bytes\":%" PRIu64 ",\"receive_ok\":%s,\"send_ok\":%s,\"sysctl\":[",
-                o.host.c_str(), o.port.c_str(), f.rtt_us, rtt_from, pr.echoes ? "true" : "false", f.cap_bps,
-                cap_from, dl.bytes, pr.trains_used, pr.sent, pr.echoes, pr.lost, a.bdp_bytes, a.buffer_bytes,
-                a.bdp_bytes ? (a.rcv_ok ? "true" : "false") : "null", a.bdp_bytes ? (a.snd_ok ? "true" : "false") : "null");
-    for (size_t i = 0; i < a.sysctl.size(); i++) std::printf("%s\"%s\"", i ? "," : "", a.sysctl[i].c_str());
-    std::printf("],\"host_buffer_bytes\":%" PRIu64 ",\"gridftp_streams\":%.1f,\"sobas_max_s_bytes\":%" PRIu64 "}\n",
-                a.host_buffer_bytes, a.gridftp_streams, a.sobas_max_s);
+    nlohmann::ordered_json j;
+    j["host"] = o.host;
+    j["port"] = std::stoi(o.port);
+    j["rtt_us"] = f.rtt_us;
+    j["rtt_from"] = rtt_from;
+    j["sobasd"] = pr.echoes > 0;
+    j["capacity_bps"] = f.cap_bps;
+    j["capacity_from"] = cap_from;
+    j["http_bytes"] = dl.bytes;
+    j["trains"] = pr.trains_used;
+    j["probes"] = pr.sent;
+    j["echoes"] = pr.echoes;
+    j["forward_lost"] = pr.lost;
+    j["bdp_bytes"] = a.bdp_bytes;
+    j["buffer_bytes"] = a.buffer_bytes;
+    j["receive_ok"] = a.bdp_bytes ? nlohmann::ordered_json(a.rcv_ok) : nullptr;  // unknown without a BDP
+    j["send_ok"] = a.bdp_bytes ? nlohmann::ordered_json(a.snd_ok) : nullptr;
+    j["sysctl"] = a.sysctl;
+    j["host_buffer_bytes"] = a.host_buffer_bytes;
+    j["gridftp_streams"] = std::round(a.gridftp_streams * 10) / 10;
+    j["sobas_max_s_bytes"] = a.sobas_max_s;
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
     return 0;
   }
   std::printf("path to %s (TCP port %s)\n", o.host.c_str(), o.port.c_str());
