@@ -120,7 +120,7 @@ teardown() {
 
 # A program the loader will not preload runs as it is, with one line saying so; a command's own exit
 # status passes through, 2 included.
-@test "sobas says it cannot reach static and setuid programs, runs them, and passes every exit status" {
+@test "sobas says it cannot reach static, setuid and Go programs, runs them, and passes every exit status" {
   run sobas_cmd "$BUILD/test/programs/static_echo" hello
   [ "$status" -eq 0 ]
   [ "$output" = "sobas: $BUILD/test/programs/static_echo is statically linked: it cannot be preloaded; running it without sobas
@@ -130,6 +130,10 @@ hello" ]
   run sobas_cmd "$BATS_TEST_TMPDIR/suid_echo" hi
   [ "$status" -eq 0 ]
   [[ "$output" == "sobas: $BATS_TEST_TMPDIR/suid_echo is setuid or setgid"*$'\n'hi ]]
+  # A Go program linked with libc (Debian's promtool, from install-deps): preloaded, but blind.
+  run sobas_cmd /opt/sobas-test/bin/promtool --version
+  [ "$status" -eq 0 ]
+  [[ "$output" == "sobas: /opt/sobas-test/bin/promtool is a Go program: its sockets bypass libc"*$'\n'"promtool, version"* ]]
   run sobas_cmd sh -c 'exit 2'
   [ "$status" -eq 2 ] && [ -z "$output" ]
   run -127 sobas_cmd no-such-command-here
