@@ -50,6 +50,13 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .foreign_growth = 0.15,  /* beside one CUBIC flow every echo met 8-20 ms of its queue at 34.6 Mb/s, and the
                                   flow went on to a 42.1 plateau (+22%) while the queue stood; a flow at A with
                                   its own queue moves +-5% a window beside Poisson cross traffic */
+      .share_frac = 0.50,      /* beside one CUBIC flow already filling a 1-BDP buffer (its queue in the base
+                                  RTT too, so no rule sees it) the flow decided on CUBIC's regrowth at 17.6-29.6
+                                  Mb/s of C' = 100 (0.18-0.30), and the hold cost 0.65x plain CUBIC's goodput;
+                                  beside one with random loss (congested) at 0.44. The lowest plateau a path gave
+                                  a flow to itself here is gig-udp's, 0.57 of C' beside 430 Mb/s of constant UDP
+                                  on 1 Gb/s; C' reading 15% high would put it under, costing the queue SOBAS
+                                  spares, not goodput */
       .resume_frac = 0.90,     /* two flows share about half each: 0.9 of the rate held alone is the path back */
       .resume_jump = 0.40,     /* a CUBIC flow's share beside another swings ±20-30% over a sawtooth */
       .resume_backoff_ns = 2000000000,      /* a return that finds the competitor again costs ~1 s at a */
@@ -177,6 +184,7 @@ int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params 
 
 int sobas_engine_capacity(struct sobas_engine *e, uint64_t cap_bps, uint32_t rtt_us, int64_t t_ns,
                           struct sobas_action *a) {
+  if (cap_bps) e->cap_bps = cap_bps;
   if (cap_bps == 0 || rtt_us == 0 || e->state != SOBAS_ST_SLOW_START || e->s != e->p.s_max) return 0;
   uint64_t s = clamp_s(e, window_bytes((uint64_t)(e->p.start_gain * (double)cap_bps), rtt_us));
   return act(e, a, SOBAS_ST_SLOW_START, SOBAS_WHY_START, 1, s, cap_bps, rtt_us, t_ns);
@@ -328,11 +336,21 @@ static int foreign_share(const struct sobas_engine *e, uint64_t rate) {
   return e->foreign_rate && (double)rate >= (1.0 + e->p.foreign_growth) * (double)e->foreign_rate;
 }
 
-/* Decides on `rate`, or in slow start beside a competitor's queue steps aside instead: its share is not
- * the path's, and holding it cedes the competitor the rest (Vegas beside Reno). */
+/* A plateau far under the path's capacity C' is a share: a loss-based competitor keeps the buffer full
+ * (already when the flow arrived, its queue is in every RTT sample, the base's too, so no queue rule
+ * can see it), and the flow's plateau is CUBIC's share beside it. Unresponsive cross traffic that
+ * leaves a flow less than share_frac of the path would be held right, but stepping aside there costs
+ * only the queue SOBAS would have spared, never goodput; holding a competitor's share costs goodput. */
+static int under_share(const struct sobas_engine *e, uint64_t rate) {
+  return e->cap_bps && (double)rate < e->p.share_frac * (double)e->cap_bps;
+}
+
+/* Decides on `rate`, or steps aside instead when it is a competitor's share: in slow start beside its
+ * queue, or in any search far under C'. Holding a share cedes the competitor the rest (Vegas beside
+ * Reno), and the hold itself leaves the sender's window smaller than the competitor's for good. */
 static int decide_or_aside(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in,
                            int in_ss, uint64_t rate, enum sobas_reason why) {
-  if (in_ss && foreign_share(e, rate))
+  if ((in_ss && foreign_share(e, rate)) || under_share(e, rate))
     return act(e, a, SOBAS_ST_CONGESTED, SOBAS_WHY_COMPETING, 1, e->p.s_max, rate, in->rtt_us, in->t_ns);
   return decide(e, a, rate, base_rtt(in), why, in->t_ns);
 }

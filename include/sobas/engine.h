@@ -67,6 +67,8 @@ struct sobas_engine_params {
                                decided rate, with no queue, is the path's */
   double foreign_growth;    /* slow start, with the probe: a plateau this much above the rate at which every echo
                                of two windows in a row already met a queue is a competitor's share */
+  double share_frac;        /* with C': a plateau under this share of the path's capacity is a share of a path
+                               someone else fills, not a rate to hold (0: never) */
   double resume_frac;       /* stepped aside: the rate is back to this share of what the flow held alone */
   double resume_jump;       /* ... or (never held alone) this much above the rate it had aside */
   int64_t resume_backoff_ns; /* the least time aside before searching again; doubles after each vain return */
@@ -132,6 +134,7 @@ struct sobas_engine {
   uint64_t r_held;                  /* the rate S was last set from (decision or lift) */
   uint32_t queued_run;              /* slow start: windows in a row whose every echo met a queue */
   uint64_t foreign_rate;            /* the lower rate of the first two such windows (0: none yet) */
+  uint64_t cap_bps;                 /* the probe's capacity estimate C' (0: none) */
   int64_t resume_after_ns;          /* stepped aside: no new search before this */
   uint8_t aside_on_loss;            /* stepped aside for the path's losses (not a competitor's queue) */
   int64_t path_loss_ns;             /* ... and when the last of them was seen */

@@ -757,6 +757,28 @@ TEST(Engine, AQueueThatStoodBeforeTheFlowsPlateauIsACompetitorsShare) {
   EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME);
 }
 
+// Beside a CUBIC flow that filled the buffer before the flow arrived, its queue is in every RTT sample,
+// the base's too, and slow start ends in a loss far under the path's capacity; CUBIC's regrowth then
+// sits on a plateau that is its share (measured: 17.6-29.6 Mb/s of C' = 100). Held, that share cost
+// 0.65x plain CUBIC's goodput; the flow steps aside instead. Without C' nothing tells it, and a plateau
+// over share_frac of C' (gig-udp's: 0.55 beside constant UDP) is the path's, decided as before.
+TEST(Engine, APlateauFarUnderTheCapacityIsAShare) {
+  for (double plateau : {25.0, 55.0}) {
+    for (uint64_t cap : {100 * kMbps, uint64_t(0)}) {
+      Engine g(cap);
+      g.feed(10);
+      g.feed(40);
+      ASSERT_TRUE(g.feed(20, kRtt, 300)) << "slow start ended in a loss";
+      for (int i = 0; i < 4; i++) EXPECT_FALSE(g.feed(plateau, 45000));
+      ASSERT_TRUE(g.feed(plateau, 45000));
+      bool share = cap && plateau < 40;
+      EXPECT_EQ(g.last().to, share ? SOBAS_ST_CONGESTED : SOBAS_ST_DECIDED) << plateau << " Mb/s, C' " << cap;
+      EXPECT_EQ(g.last().why, share ? SOBAS_WHY_COMPETING : SOBAS_WHY_FLAT_RATE);
+      if (share) EXPECT_EQ(g.last().s, g.p.s_max);
+    }
+  }
+}
+
 // The queue the flow meets at A is the path's ceiling, whether its own or unresponsive cross
 // traffic's fills it: it stands only once the flow is at A, which then moves no more than noise (here
 // 5% down). A host stall that delays every echo of one window is not a standing queue.
