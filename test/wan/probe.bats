@@ -42,8 +42,12 @@ path() {
 }
 stop_path() { kill "$EMU"; wait "$EMU" || true; EMU=; }
 
-# A test that fails mid-path leaves no emulator holding the devices for the next one.
-teardown() { [ -z "${EMU:-}" ] || stop_path; }
+# A test that fails mid-path leaves no emulator holding the devices for the next one, and no host
+# setting it changed (RESTORE: the commands that put them back).
+teardown() {
+  [ -z "${EMU:-}" ] || stop_path
+  [ -z "${RESTORE:-}" ] || eval "$RESTORE"
+}
 
 # fetch NAME FILE [curl options...]: a download by curl under the shim, logged to NAME.log (afresh);
 # prints curl's exit status. The data goes to /dev/null: written to a file, 30 s of it become dirty
@@ -327,6 +331,57 @@ PY
   [ "$status" -eq 2 ] && [[ "$output" == *"cannot resolve"* ]]
   run ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path 10.80.1.1:1
   [ "$status" -eq 1 ] && [[ "$output" == *"does not answer"* ]]
+}
+
+# bdp_goodput NAME FILE: Mb/s of one download under the bdp policy (S = C'·T from sobasd's trains),
+# from a run the emulator kept its timing through (3 attempts, else the test skips: nothing measured).
+bdp_goodput() {
+  local attempt why bps
+  for attempt in 1 2 3; do
+    path 100M 500000
+    bps=$(ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_POLICY=bdp SOBAS_LOG="$BATS_TEST_TMPDIR/$1.log" \
+      curl -sS -o /dev/null -w '%{speed_download}' "http://10.80.1.1:8080/$2")
+    stop_path
+    why=$(emu_valid "$BATS_TEST_TMPDIR/emu.json") && { echo "$bps" | awk '{ printf "%.1f", $1 * 8 / 1e6 }'; return 0; }
+    echo "$1: attempt $attempt invalid: $why" >&2
+  done
+  skip "$1: no valid run in 3 attempts: the host is too busy to emulate the path"
+}
+
+# Tierney's advice, applied: this host's buffers capped at 256 KiB (rmem_max, the host's, and the
+# receiver's tcp_rmem), half the path's 500 KB BDP, hold a flow under the bdp policy below 80% of A;
+# the lines `sobas path` prints for the path, applied, let it hold C'·T. The benchmark-grade bar is 95%
+# of A; CI asks 90% of the header-adjusted 96.5 Mb/s (the transfer's own slow start included).
+@test "sobas path's sysctl lines, applied, let a bdp flow reach the path's rate that capped buffers held it under" {
+  RESTORE="sysctl -qw net.core.rmem_max=$(sysctl -n net.core.rmem_max);
+    ip netns exec $TB-rcv sysctl -qw net.ipv4.tcp_rmem='$(ip netns exec "$TB-rcv" sysctl -n net.ipv4.tcp_rmem)'"
+  sysctl -qw net.core.rmem_max=262144
+  ip netns exec "$TB-rcv" sysctl -qw net.ipv4.tcp_rmem="4096 131072 262144"
+  local before after
+  before=$(bdp_goodput before small)
+  path 100M 500000
+  ip netns exec "$TB-rcv" "$BUILD/bin/sobas" path --json 10.80.1.1:8080 > "$BATS_TEST_TMPDIR/advice.json"
+  stop_path
+  cat "$BATS_TEST_TMPDIR/advice.json"
+  local line
+  while read -r line; do
+    echo "applying: sysctl -w $line"
+    ip netns exec "$TB-rcv" sysctl -qw "$line"
+  done < <(python3 -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))["sysctl"]))' "$BATS_TEST_TMPDIR/advice.json")
+  after=$(bdp_goodput after file)
+  echo "bdp flow: $before Mb/s with the buffers capped, $after Mb/s with the advised sysctls (A = 96.5)"
+  grep -o ' ev=decision .* why=bdp s=[0-9]*' "$BATS_TEST_TMPDIR/after.log" | head -1
+  python3 - "$BATS_TEST_TMPDIR/advice.json" "$before" "$after" <<'PY'
+import json, sys
+advice, before, after = json.load(open(sys.argv[1])), float(sys.argv[2]), float(sys.argv[3])
+names = [l.split("=")[0] for l in advice["sysctl"]]
+assert "net.core.rmem_max" in names and "net.ipv4.tcp_rmem" in names, f"advice misses a capped limit: {names}"
+assert not advice["receive_ok"], "the capped buffers were called enough"
+assert before < 0.8 * 96.5, f"capped at 256 KiB the flow made {before} Mb/s: the cap did not bind"
+assert after >= 0.9 * 96.5, f"with the advised limits the flow made {after} Mb/s"
+PY
+  eval "$RESTORE"
+  RESTORE=
 }
 
 # A program that may open only 32 files gets all of them: the helper's sockets would take two.
