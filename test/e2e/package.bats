@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# package.bats — the Debian packages: their contents and dependencies, an install into a scratch root, a preloaded download from it, a purge.
+# package.bats — the Debian packages: their contents and dependencies, an install into a scratch root, preloaded downloads and the manual pages from it, a purge.
 
 load helpers
 
@@ -15,6 +15,7 @@ setup() {
 
 teardown() {
   [ -z "${HTTP_PID:-}" ] || kill "$HTTP_PID" 2>/dev/null || true
+  [ -z "${NETNS_NAME:-}" ] || netns_down "$NETNS_NAME"
 }
 
 # dpkg with its own database in the scratch root; maintainer scripts run outside a chroot with
@@ -49,7 +50,7 @@ scratch_dpkg() { dpkg --root="$ROOT" --log=/dev/null --force-script-chrootless "
   [ -z "$(readelf -S "$BATS_TEST_TMPDIR/x/usr/lib/$multiarch/sobas/libsobas.so" | grep debug_info)" ]
 }
 
-@test "installed from the packages (scratch root): a preloaded download, the \$LIB path, the unit; purge leaves nothing" {
+@test "installed from the packages (scratch root): preloaded downloads on loopback and across two namespaces, the manual pages, the \$LIB path, the unit; purge leaves nothing" {
   cpack --config "$BUILD/CPackConfig.cmake" -B "$DEBS" >/dev/null
   mkdir -p "$ROOT/var/lib/dpkg/info" "$ROOT/var/lib/dpkg/updates" "$ROOT/var/lib/dpkg/triggers"
   : > "$ROOT/var/lib/dpkg/status"
@@ -68,6 +69,24 @@ scratch_dpkg() { dpkg --root="$ROOT" --log=/dev/null --force-script-chrootless "
   [[ "$output" == *"sobas: curl["*"]: active: policy sobas"* ]] || { echo "$output"; return 1; }
   cmp "$data/f" "$BATS_TEST_TMPDIR/got"
   grep -q "ev=close .*role=receiver" "$log" || { cat "$log"; return 1; }
+
+  # the same across two hosts (namespaces joined by a veth pair), as a user's first try would be
+  NETNS_NAME=pkg-$$
+  netns_up "$NETNS_NAME"
+  in_srv python3 -m http.server 8080 --bind "$NETNS_SRV_IP" -d "$data" >/dev/null 2>&1 3>&- &
+  wait_port 8080
+  run in_cli "$ROOT/usr/bin/sobas" --log "$log.ns" curl -sS -o "$BATS_TEST_TMPDIR/got.ns" "http://$NETNS_SRV_IP:8080/f"
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  cmp "$data/f" "$BATS_TEST_TMPDIR/got.ns"
+  grep -q "ev=close .*role=receiver" "$log.ns" || { cat "$log.ns"; return 1; }
+  netns_down "$NETNS_NAME"
+
+  # the installed manual pages open (man reads them gzipped, as dpkg installed them)
+  local page
+  for page in "1 sobas" "1 sobas-path" "1 sobas-top" "8 sobasd" "5 sobas.conf" "7 libsobas"; do
+    run env MANPAGER=cat MANWIDTH=80 man -M "$ROOT/usr/share/man" $page
+    [ "$status" -eq 0 ] && [ "${#lines[@]}" -gt 20 ] || { echo "man $page: $output"; return 1; }
+  done
 
   # ld.so expands $LIB to this architecture's library directory: the path for /etc/ld.so.preload and
   # for LD_PRELOAD lines that must hold on any architecture
