@@ -9,7 +9,9 @@ set(CPACK_SET_DESTDIR ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "sobas developers <sobas@localhost>")
+# Whoever builds packages for others names themselves: lintian rejects the default's mail host.
+set(SOBAS_MAINTAINER "sobas developers <sobas@localhost>" CACHE STRING "Maintainer of the .deb packages")
+set(CPACK_PACKAGE_CONTACT "${SOBAS_MAINTAINER}")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
@@ -44,5 +46,15 @@ set(CPACK_COMPONENT_SOBAS-TOP_DESCRIPTION "live monitor of sobas flows
 sobas-top shows every flow the sobas shim measures on this host: its state,
 rate, round-trip time, window and what limits it, live from the shim's
 decision ring; --json and --prometheus for scripts.")
+
+# Debian's policy: each package carries its changelog, gzipped, in /usr/share/doc/<package>/.
+configure_file(${CMAKE_CURRENT_LIST_DIR}/changelog.in ${CMAKE_BINARY_DIR}/packaging/changelog @ONLY)
+set(changelog_gz ${CMAKE_BINARY_DIR}/packaging/changelog.gz)
+add_custom_command(OUTPUT ${changelog_gz} DEPENDS ${CMAKE_BINARY_DIR}/packaging/changelog
+  COMMAND gzip -9 -n -c ${CMAKE_BINARY_DIR}/packaging/changelog > ${changelog_gz} VERBATIM)
+add_custom_target(changelog ALL DEPENDS ${changelog_gz})
+foreach(component ${CPACK_COMPONENTS_ALL})
+  install(FILES ${changelog_gz} DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${component} COMPONENT ${component})
+endforeach()
 
 include(CPack)

@@ -11,6 +11,8 @@ packages=(
   bats iproute2 procps wget curl rsync openssh-client openssh-server iperf3 python3 tmux git
   # the Debian packages: dpkg-shlibdeps fills their Depends, CPack finds the binaries with file
   dpkg-dev file
+  # ... and lintian checks them (test/e2e/package.bats)
+  lintian
   # the manual pages are checked with groff
   groff-base
   # servers the shim is tested and benchmarked in (event-driven, worker processes, sendfile)

@@ -774,7 +774,9 @@ TEST(Engine, APlateauFarUnderTheCapacityIsAShare) {
       bool share = cap && plateau < 40;
       EXPECT_EQ(g.last().to, share ? SOBAS_ST_CONGESTED : SOBAS_ST_DECIDED) << plateau << " Mb/s, C' " << cap;
       EXPECT_EQ(g.last().why, share ? SOBAS_WHY_COMPETING : SOBAS_WHY_FLAT_RATE);
-      if (share) EXPECT_EQ(g.last().s, g.p.s_max);
+      if (share) {
+        EXPECT_EQ(g.last().s, g.p.s_max);
+      }
     }
   }
 }

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -193,7 +194,7 @@ struct TmpDir {
     char t[] = "/tmp/sobas-ring-test.XXXXXX";
     dir = mkdtemp(t);
   }
-  ~TmpDir() { std::system(("rm -rf " + dir).c_str()); }
+  ~TmpDir() { std::filesystem::remove_all(dir); }
 };
 
 TEST(RingFile, CreatesPrivatelyAndRefusesWhatIsNotOurs) {
