@@ -774,7 +774,10 @@ def markdown(results):
            f"{'quick (CI smoke)' if results['quick'] else 'full'} mode. Goodput is application bytes over "
            "application time (mean ± sd of valid runs); *RTT+* is the independent UDP ping's RTT during "
            "the transfer minus the idle base RTT; retransmits are the sender host's; drops are the "
-           "emulated tight link's DropTail drops.", ""]
+           "emulated tight link's DropTail drops.", "",
+           "The seeds' systems (Tierney's `bdp`, DRS's `drs`, UDT) have their own run beside sobas, "
+           "`bash scripts/bench-wan.sh --seeds`: [../seeds/README.md](../seeds/README.md); GridFTP's parallel "
+           "streams theirs, `scripts/streams.py`: [../streams/results.md](../streams/results.md).", ""]
     for s in results["scenarios"]:
         cal = s["calibration"]
         out += [f"## {s['name']}: {s['title']}", "",

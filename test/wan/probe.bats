@@ -236,16 +236,23 @@ PY
   return 1
 }
 
-@test "probe: kill sobasd mid-transfer; the flow falls back to kernel signals and the download completes intact" {
+@test "probe: kill sobasd mid-transfer and restart it; the flow falls back to kernel signals, the download completes intact, the next flow is probed" {
   ip netns exec "$TB-snd" "$SOBASD" --port 9522 2>/dev/null 3>&- &
   own=$!
   path 100M 500000
-  ( sleep 3; kill -9 "$own" ) 3>&- &
+  # Killed 3 s in, back 1 s later, as a supervisor (systemd's Restart=) would have it.
+  ( sleep 3; kill -9 "$own"; sleep 1
+    ip netns exec "$TB-snd" "$SOBASD" --port 9522 2>/dev/null 3>&- &
+    echo $! > "$BATS_TEST_TMPDIR/restarted.pid" ) 3>&- &
   killer=$!
   # Hashed on the fly (no file to write back): the download's exit status, then its SHA-256.
   read -r rc sum < <(ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_LOG="$BATS_TEST_TMPDIR/kill.log" \
     SOBAS_PROBE_PORT=9522 bash -c 'set -o pipefail; s=$(curl -sS "http://10.80.1.1:8080/file" | sha256sum); echo "$? ${s%% *}"')
   wait "$killer" || true
+  # The restarted sobasd answers the next flow's probe (the first stays on kernel signals: a helper
+  # that found its peer silent does not ask again).
+  [ "$(SOBAS_PROBE_PORT=9522 fetch again small)" = 0 ]
+  kill "$(cat "$BATS_TEST_TMPDIR/restarted.pid")"
   stop_path
   grep -E ' ev=(probe|decision|close) ' "$BATS_TEST_TMPDIR/kill.log" | cut -c1-220
   [ "$rc" -eq 0 ]
@@ -255,6 +262,7 @@ PY
   # Windows after the fall-back carry on under kernel signals, still held where the engine put them.
   grep ' ev=window ' "$BATS_TEST_TMPDIR/kill.log" | tail -3 | grep -q ' probe=none .*'
   grep ' ev=window ' "$BATS_TEST_TMPDIR/kill.log" | tail -1 | grep -q ' state=decided '
+  grep -q ' ev=probe .* status=active' "$BATS_TEST_TMPDIR/again.log"
 }
 
 @test "probe: no sobasd on the peer; the flow records 'probe: none' within 500 ms and SOBAS still decides" {
