@@ -66,6 +66,8 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .trim_first = 0,         /* a receiver's window has the ACK clock: it follows a slower path (senders set it) */
       .lift_grow = 0.05,       /* held alone the rate keeps ±2% a window (±5% beside Poisson cross traffic):
                                   both windows 5% up is the path, not noise */
+      .lift_wait_ns = 1000000000, /* CUBIC near its last peak grows a packet or two per round trip: in 25
+                                     round trips at 40 ms, 10-20% of a 250-packet window */
       .lift_backoff_ns = 1000000000,        /* measured: a 1 Gb/s flow decided at 76% of A in slow start
                                                (C' 18% low) lost a quarter of its 6 s transfer */
       .lift_backoff_max_ns = 32000000000,   /* at A, lifts every 32 s queue ~0.1·T for ~1% of the time */
@@ -579,8 +581,25 @@ static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *i
   e->s_before_lift = e->s;
   e->r_before_lift = r_before;
   e->lifting = 1;
+  e->lift_at_ns = in->t_ns;
   return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT, 1, clamp_s(e, (uint64_t)((1.0 + e->p.lift_gain) * e->s)),
              r_before, base, in->t_ns);
+}
+
+/* The lift so far found neither room nor a queue, the rate as it was: the sender has not taken the
+ * window yet. A CUBIC sender near the peak of its last loss grows its cwnd by a packet or two a round
+ * trip, and a window held at S gives it no reason to grow at all (measured on the 0.25-BDP path: decided
+ * at 69 Mb/s of A = 77 after a loss, every lift read 69 at the base RTT two windows in and ended, and
+ * the flow held 90% of A for its last 5 s). Unused, the lifted window costs nothing: the lift waits up
+ * to lift_wait_ns for the sender to grow into it, and ends as any other once a queue or room shows.
+ * Quiet: both measured windows at most equal_tol/2 (or 1 ms) over the RTT held alone (at A, a lift
+ * queues 10% of T), the rate within equal_tol of the rate held before. */
+static int untaken(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t ref, uint64_t least) {
+  uint32_t quiet_us = (uint32_t)(e->p.equal_tol / 2 * ref) > 1000 ? (uint32_t)(e->p.equal_tol / 2 * ref) : 1000;
+  for (uint32_t i = e->n_rates - 2; i < e->n_rates; i++)
+    if (e->rtt_at[i] > ref + quiet_us) return 0;
+  return in->t_ns - e->lift_at_ns < e->p.lift_wait_ns &&
+         (double)least >= (1.0 - e->p.equal_tol) * (double)e->r_before_lift;
 }
 
 static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
@@ -592,7 +611,7 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
    * window that shows a queue says there was no room. */
   uint32_t ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
   int queued = e->p.lift_queue_frac > 0 && rtt_above(in->rtt_us, ref, e->p.lift_queue_frac, e->p.queue_rtt_min_us);
-  if (!queued && ++e->lifting < 4) return 0; /* windows 2 and 3 after the lift are the last two rates */
+  if (!queued && e->lifting < UINT8_MAX && ++e->lifting < 4) return 0; /* windows 2 and 3 after the lift are the last two rates */
   uint64_t r1 = e->rates[e->n_rates - (queued ? 1 : 2)], r2 = e->rates[e->n_rates - 1];
   uint64_t got = (r1 + r2) / 2, least = r1 < r2 ? r1 : r2;
   if (!queued && (double)least >= (1.0 + e->p.lift_grow) * (double)e->r_before_lift) {
@@ -601,6 +620,7 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
     e->lift_backoff_ns = e->p.lift_backoff_ns;
     return lift_start(e, in, a, got);
   }
+  if (!queued && untaken(e, in, ref, least)) return 0;
   uint64_t s = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(got, base)));
   if (s < e->s_before_lift) {
     s = e->s_before_lift;

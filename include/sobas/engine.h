@@ -77,6 +77,7 @@ struct sobas_engine_params {
   double lift_grow;         /* ... and the rate grew when both measured windows are this much above the rate before */
   uint8_t trim_first;        /* held, a standing queue with the rate sunk first trims S to that rate (a pacer: no ACK clock follows a slower path); only a queue that stands again is a competitor's */
   double lift_queue_frac;   /* > 0: a lift also ends at the first window whose RTT is this far (and queue_rtt_min_us) over the RTT held alone: a pacer's lift queues without bound */
+  int64_t lift_wait_ns;     /* a lift that finds neither room nor a queue waits this long for the sender to take it */
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
   int64_t lift_backoff_max_ns;
 };
@@ -140,6 +141,7 @@ struct sobas_engine {
   int64_t path_loss_ns;             /* ... and when the last of them was seen */
   int64_t backoff_ns;               /* the current least time aside */
   uint8_t lifting;                  /* windows since S was lifted (0: not lifting) */
+  int64_t lift_at_ns;               /* when the lift under way began */
   uint64_t s_before_lift;           /* S before the lift under way */
   uint64_t r_before_lift;           /* the rate held before it */
   int64_t lift_after_ns;            /* no lift before this */

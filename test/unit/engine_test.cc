@@ -1070,6 +1070,30 @@ TEST(Engine, APacersLiftEndsAtTheFirstQueue) {
   EXPECT_GE(room.e.s, bytes(96 * kMbps, kRtt) * 99 / 100) << "with room the lifts still find it";
 }
 
+// Decided on CUBIC's plateau after a loss (69 of 77 Mb/s), the sender grows its cwnd into a lifted
+// window only slowly: the lift waits, with neither room nor a queue, for it to take the window, and finds
+// the room once it has. A sender that never takes it ends the lift after lift_wait_ns, S as before.
+TEST(Engine, ALiftWaitsForASenderSlowToTakeIt) {
+  Engine g(0, with_lift());
+  g.decide(69);
+  const uint64_t s = g.e.s;
+  g.on_path_until_lift(69);
+  const int64_t lifted_at = g.t;
+  while (g.t - lifted_at < 600'000'000) EXPECT_FALSE(g.held(69)) << "quiet: the lift waits";
+  for (int i = 0; i < 2; i++) g.held(76);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_LIFT) << "the sender took the window: room, lift again";
+  EXPECT_EQ(g.e.r_alone, 76 * kMbps);
+
+  Engine never(0, with_lift());
+  never.decide(69);
+  never.on_path_until_lift(69);
+  const int64_t at = never.t;
+  while (!never.held(69)) ASSERT_LT(never.t - at, 2'000'000'000);
+  EXPECT_EQ(never.last().why, SOBAS_WHY_LIFT_END);
+  EXPECT_GE(never.t - at, never.p.lift_wait_ns);
+  EXPECT_EQ(never.e.s, s);
+}
+
 // A host stall in the windows a lift measures is no reason to hold less than before it.
 TEST(Engine, AStallDuringALiftKeepsS) {
   Engine g(0, with_lift());
