@@ -595,9 +595,8 @@ static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *i
  * Quiet: both measured windows at most equal_tol/2 (or 1 ms) over the RTT held alone (at A, a lift
  * queues 10% of T), the rate within equal_tol of the rate held before. */
 static int untaken(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t ref, uint64_t least) {
-  uint32_t quiet_us = (uint32_t)(e->p.equal_tol / 2 * ref) > 1000 ? (uint32_t)(e->p.equal_tol / 2 * ref) : 1000;
   for (uint32_t i = e->n_rates - 2; i < e->n_rates; i++)
-    if (e->rtt_at[i] > ref + quiet_us) return 0;
+    if (rtt_above(e->rtt_at[i], ref, e->p.equal_tol / 2, 1000)) return 0;
   return in->t_ns - e->lift_at_ns < e->p.lift_wait_ns &&
          (double)least >= (1.0 - e->p.equal_tol) * (double)e->r_before_lift;
 }
