@@ -481,8 +481,10 @@ class Bench:
         sysctl(SND, "net.ipv4.tcp_congestion_control", spec["cc"])
         self.set_buffers(spec["bufs"])
         log = os.path.join(self.tmp, f"{tag}.sobas.log")
-        drops0 = {d: tun_tx_dropped(ns, d) for ns, d in ((SND, "wan0"), (RCV, "wan1"))}
         emu, stats, series = self.start_emulator(sc, tag)
+        # Counted from here: before wanemu holds the devices, the carrier-less TUN drops what the last
+        # run's closing connections still send, and that is no loss of this run's.
+        drops0 = {d: tun_tx_dropped(ns, d) for ns, d in ((SND, "wan0"), (RCV, "wan1"))}
         ping_out = os.path.join(self.tmp, f"{tag}.ping")
         try:
             cross = self.start_cross(sc, tag)
@@ -781,8 +783,7 @@ def markdown(results):
     for s in results["scenarios"]:
         cal = s["calibration"]
         out += [f"## {s['name']}: {s['title']}", "",
-                *([f"Run {s['run_at']}" + (f", sobas at {s['commit']}." if s.get("commit") else "."), ""]
-                  if s.get("run_at") else []),
+                *([run_line(s), ""] if s.get("run_at") else []),
                 f"C = {s['C']}b/s, base RTT {cal['base_rtt_ms']:.2f} ms (set {s['rtt_ms']:g}), buffer "
                 f"{s['buffer_bdp']:g} BDP = {s['buffer_bytes'] / 1000:.0f} KB, loss {s['loss']:g}, "
                 f"{s['tool']}, {s['transfer_bytes'] / 1e6:.0f} MB per transfer; cross traffic "
@@ -817,6 +818,21 @@ def markdown(results):
             out += ["", "Invalid runs (excluded):"] + bad
         out += ["", f"![{s['name']}]({s['name']}.png)", ""]
     return "\n".join(out) + "\n"
+
+
+def run_line(s):
+    """When the scenario ran, and at which commit; per group of rows when --merge kept rows of an
+    earlier run beside a re-run of some contenders."""
+    def at(run_at, commit):
+        return f"{run_at}" + (f", sobas at {commit}" if commit else "")
+    groups = {}
+    for c in s["contenders"]:
+        if "run_at" in c:
+            groups.setdefault((c["run_at"], c.get("commit")), []).append(c["contender"])
+    if len(groups) < 2:
+        return f"Run {at(s['run_at'], s.get('commit'))}."
+    return "Rows run at different times: " + "; ".join(
+        f"{', '.join(names)}: {at(*key)}" for key, names in sorted(groups.items())) + "."
 
 
 def describe_cross(c):
@@ -883,6 +899,23 @@ def write_reports(results, out, with_plots):
     print(f"wanbench: results in {out}/results.md")
 
 
+def keep_contenders(new, old):
+    """A scenario re-run with some of its contenders (--contenders) keeps the rows of the others from
+    OLD, each with the run and commit it came from: one table then holds every contender, and says
+    which rows were measured when."""
+    ran = {c["contender"] for c in new["contenders"]}
+    rows = [dict(c, run_at=c.get("run_at", old["run_at"]), commit=c.get("commit", old.get("commit")))
+            for c in old["contenders"] if c["contender"] not in ran]
+    if not rows:
+        return
+    for c in new["contenders"]:
+        c.update(run_at=new["run_at"], commit=new.get("commit"))
+    order = [c["contender"] for c in old["contenders"]]
+    new["contenders"] = sorted(rows + new["contenders"],
+                               key=lambda c: order.index(c["contender"]) if c["contender"] in order else len(order))
+    new["runs"] = [r for r in old["runs"] if r["contender"] not in ran] + new["runs"]
+
+
 def interrupted(*_):
     raise KeyboardInterrupt
 
@@ -900,7 +933,7 @@ def main():
                     help="keep every run's files (sobas logs, pings, emulator series) in the temporary folder")
     ap.add_argument("--merge", action="store_true",
                     help="keep the scenarios of OUT/results.json that this run does not repeat, or repeats "
-                         "with no valid run")
+                         "with no valid run, and in a repeated one the contenders this run leaves out")
     ap.add_argument("--report", action="store_true",
                     help="no runs: re-render results.md and the plots from OUT/results.json")
     args = ap.parse_args()
@@ -920,6 +953,8 @@ def main():
     # Ctrl-C and SIGTERM unwind through the finally blocks: no namespace or process left behind.
     signal.signal(signal.SIGTERM, interrupted)
     results = Bench(args).run()
+    invalid = sum(1 for s in results["scenarios"] for r in s["runs"] if not r["valid"])
+    total = sum(len(s["runs"]) for s in results["scenarios"])
     os.makedirs(args.out, exist_ok=True)
     merge_from = os.path.join(args.out, "results.json")
     if args.merge and os.path.exists(merge_from):
@@ -933,16 +968,18 @@ def main():
                                 s["name"] not in {o["name"] for o in old["scenarios"]}]
         ran = {s["name"] for s in results["scenarios"]}
         order = [s.name for s in scenarios(False)]
-        kept = [s for s in old["scenarios"] if s["name"] not in ran]
-        for s in kept:  # scenarios from before run_at existed carry their run's start
+        for s in old["scenarios"]:  # scenarios from before run_at existed carry their run's start
             s.setdefault("run_at", old["started"])
+        kept = [s for s in old["scenarios"] if s["name"] not in ran]
+        for s in results["scenarios"]:
+            earlier = next((o for o in old["scenarios"] if o["name"] == s["name"]), None)
+            if earlier:
+                keep_contenders(s, earlier)
         results["scenarios"] = sorted(kept + results["scenarios"],
                                       key=lambda s: order.index(s["name"]) if s["name"] in order else len(order))
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     write_reports(results, args.out, not args.no_plots)
-    invalid = sum(1 for s in results["scenarios"] for r in s["runs"] if not r["valid"])
-    total = sum(len(s["runs"]) for s in results["scenarios"])
     print(f"wanbench: {total - invalid} valid, {invalid} invalid runs")
 
 
