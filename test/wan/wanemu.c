@@ -32,10 +32,15 @@ struct dir {
   unsigned char *payload;
   uint64_t write_errors, oversize;
   uint64_t watch_bytes_out; /* IP bytes released towards --watch ADDR: one flow's share of the link */
+  uint64_t watch_drops;     /* packets towards --watch ADDR the link dropped (DropTail or random loss) */
   uint64_t last_read_ns;    /* when the device was last read (drained, or READ_BATCH taken) */
 };
 
 static uint32_t watch_addr; /* IPv4, network order; 0 = off */
+
+static int is_watched(const unsigned char *pkt, size_t len) {
+  return watch_addr && len >= 20 && (pkt[0] >> 4) == 4 && !memcmp(pkt + 16, &watch_addr, 4);
+}
 
 /* SIGUSR1: write the report now and keep going (a caller snapshots counters around a phase). */
 static volatile sig_atomic_t dump_requested;
@@ -156,8 +161,11 @@ static int read_batch(struct dir *d) {
   d->last_read_ns = now;
   for (int i = 0; i < n; i++) {
     uint64_t slot;
-    if (wan_link_offer(&d->link, now, (uint32_t)len[i], loss_stream(buf[i], (size_t)len[i]), &slot) == WAN_QUEUED)
+    enum wan_verdict v = wan_link_offer(&d->link, now, (uint32_t)len[i], loss_stream(buf[i], (size_t)len[i]), &slot);
+    if (v == WAN_QUEUED)
       memcpy(d->payload + slot * SLOT_BYTES, buf[i], (size_t)len[i]);
+    else if (v != WAN_DROP_FULL && is_watched(buf[i], (size_t)len[i]))
+      d->watch_drops++;
   }
   return n;
 }
@@ -179,7 +187,7 @@ static void release_one(struct dir *d, uint64_t now) {
   if (!wan_link_pop(&d->link, now, &slot, &len, &release)) return;
   const unsigned char *pkt = d->payload + slot * SLOT_BYTES;
   if (write(d->out_fd, pkt, len) != (ssize_t)len) d->write_errors++;
-  if (watch_addr && len >= 20 && (pkt[0] >> 4) == 4 && !memcmp(pkt + 16, &watch_addr, 4)) d->watch_bytes_out += len;
+  if (is_watched(pkt, len)) d->watch_bytes_out += len;
   wan_link_sent(&d->link, release, wan_now_ns());
 }
 
@@ -258,6 +266,7 @@ static void usage(FILE *f) {
         "  --stats FILE     JSON counters written at exit and on SIGUSR1 (default: stdout, at exit)\n"
         "  --series FILE    one line per --interval (t_s: CLOCK_MONOTONIC), cumulative bytes, backlog now:\n"
         "                   t_s fwd_bytes_out fwd_watch_bytes_out fwd_backlog rev_bytes_out rev_backlog\n"
+        "                   fwd_drops fwd_watch_drops (packets dropped by DropTail or random loss, cumulative)\n"
         "  --watch ADDR     count fwd bytes to this IPv4 address apart (the measured flow's host)\n"
         "  --interval MS    series interval (default 100)\n"
         "  --ready FILE     created once both devices are attached\n"
@@ -404,10 +413,12 @@ int main(int argc, char **argv) {
     int got = read_batch(&fwd) + read_batch(&rev);
     uint64_t now = wan_now_ns();
     if (series_f && now >= next_sample) {
-      fprintf(series_f, "%.3f %llu %llu %llu %llu %llu\n", (double)now / 1e9,
+      fprintf(series_f, "%.3f %llu %llu %llu %llu %llu %llu %llu\n", (double)now / 1e9,
               (unsigned long long)fwd.link.st.bytes_out, (unsigned long long)fwd.watch_bytes_out,
               (unsigned long long)wan_link_backlog(&fwd.link, now),
-              (unsigned long long)rev.link.st.bytes_out, (unsigned long long)wan_link_backlog(&rev.link, now));
+              (unsigned long long)rev.link.st.bytes_out, (unsigned long long)wan_link_backlog(&rev.link, now),
+              (unsigned long long)(fwd.link.st.drop_queue + fwd.link.st.drop_loss),
+              (unsigned long long)fwd.watch_drops);
       next_sample += interval_ns;
     }
     if (dump_requested) {
