@@ -777,9 +777,10 @@ def markdown(results):
            "application time (mean ± sd of valid runs); *RTT+* is the independent UDP ping's RTT during "
            "the transfer minus the idle base RTT; retransmits are the sender host's; drops are the "
            "emulated tight link's DropTail drops.", "",
-           "The seeds' systems (Tierney's `bdp`, DRS's `drs`, UDT) have their own run beside sobas, "
-           "`bash scripts/bench-wan.sh --seeds`: [../seeds/README.md](../seeds/README.md); GridFTP's parallel "
-           "streams theirs, `scripts/streams.py`: [../streams/results.md](../streams/results.md).", ""]
+           "The seeds' systems (Tierney's `bdp`, DRS's `drs`, UDT) run on five of these paths with "
+           "`bash scripts/bench-wan.sh --seeds`, their rows in those tables; each seed's claim against them: "
+           "[seeds.md](seeds.md). GridFTP's parallel streams have their own run, `scripts/streams.py`: "
+           "[../streams/results.md](../streams/results.md).", ""]
     for s in results["scenarios"]:
         cal = s["calibration"]
         out += [f"## {s['name']}: {s['title']}", "",
