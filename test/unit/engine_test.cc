@@ -800,6 +800,21 @@ TEST(Engine, AStepAsideThatDoesNotFillSOpensAtOnce) {
   EXPECT_EQ(g.last().s, g.p.s_max);
 }
 
+// A flow decided in congestion avoidance has a sender that left slow start, whose cwnd a held window
+// did not grow: the window opens at once (a ramp there only cedes share, 1.6 s of it measured).
+TEST(Engine, AFlowDecidedInCongestionAvoidanceStepsAsideAtOnce) {
+  Engine g = Ramping();
+  g.feed(20);
+  g.feed(40);
+  ASSERT_TRUE(g.feed(20, kRtt, 30));  // slow start ends in loss
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
+  for (int i = 0; i < 10 && g.e.state != SOBAS_ST_DECIDED; i++) g.feed(30, 45000);
+  ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  ASSERT_LE(g.held_until_action(20, 30, 62000), 5);
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.last().s, g.p.s_max);
+}
+
 // Slow start beside a loss-based competitor already in the buffer (the windows of a real run, probe
 // RTTs in µs): every echo met its queue from the first window on, and the flow went on from 34.6 to a
 // 42 Mb/s plateau under it. Deciding there held the competitor's share; the flow steps aside instead,
