@@ -194,18 +194,17 @@ static int fills_s(const struct sobas_engine *e, const struct sobas_engine_input
  * in the next 100 ms, the newcomer 12 (plain CUBIC loses ~50 in the whole run). So S grows by
  * aside_ramp a window, each step a burst the buffer takes, and opens once it is above any cwnd the
  * sender can have (twice the largest S held), or once the flow has not filled it for two windows (a
- * loss cut the sender's cwnd under S, and the sender governs). A flow that has been in congestion
- * avoidance, or decided on a loss (const-rate-drop), opens at once: its sender left slow start, and Linux grows no cwnd a window holds, so
- * there is little to burst, while each window of the ramp is share ceded (measured on competing:
- * decided in congestion avoidance at 18.7 Mb/s, a 12-window ramp held the flow at 16-24 Mb/s for
- * 1.6 s beside a competitor). */
+ * loss cut the sender's cwnd under S, and the sender governs). A flow whose slow start a loss ended
+ * (congestion avoidance, or a const-rate-drop decision) opens at once: Linux grows no cwnd a window
+ * holds outside slow start, so there is little to burst, while each window of a ramp is share ceded
+ * (measured on competing: decided in congestion avoidance at 18.7 Mb/s, a 12-window ramp held the
+ * flow at 16-24 Mb/s for 1.6 s beside a competitor). Each step says again why the flow steps aside. */
 static int step_aside(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in,
                       enum sobas_reason why, uint64_t rate) {
   int ramp = e->p.aside_ramp > 0 && e->s < e->p.s_max;
   if (e->state != SOBAS_ST_CONGESTED) {
     ramp = ramp && !e->left_ss && (e->state == SOBAS_ST_DECIDED || fills_s(e, in));
     e->loose = 0;
-    e->aside_why = (uint8_t)why;
   } else {
     e->loose = fills_s(e, in) ? 0 : e->loose + 1;
     ramp = ramp && e->loose < 2;
@@ -418,9 +417,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
    * queue there (a real 0.25-BDP run lost 325 segments while tcpi_rcv_rtt still read the base RTT). */
   if (loss_episodes_congest(e, in, in_ss || queue)) return step_aside(e, a, in, SOBAS_WHY_CONGESTED, in->rate_bps);
   int growing = e->state == SOBAS_ST_SS_GROWING || e->state == SOBAS_ST_CA_GROWING;
-  int capped = e->s < e->p.s_max;
-  int limited = capped && (double)window_bytes(in->rate_bps, in->rtt_us ? in->rtt_us : t0) >=
-                              e->p.limited_frac * (double)e->s;
+  int limited = fills_s(e, in);
 
   /* const-rate-drop: a plateau of two, then a significant drop; decide on the rate before it. It
    * stands for a self-induced loss: beside the probe it needs our queue (a loss without one was
@@ -591,7 +588,8 @@ static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, st
   if (path_loss_aside(e, in)) e->path_loss_ns = in->t_ns;
   if (in->rate_bps == 0) return 0;
   push_rate(e, in->rate_bps, in->rtt_us);
-  if (e->s < e->p.s_max) return step_aside(e, a, in, (enum sobas_reason)e->aside_why, in->rate_bps);
+  if (e->s < e->p.s_max)
+    return step_aside(e, a, in, e->aside_on_loss ? SOBAS_WHY_CONGESTED : SOBAS_WHY_COMPETING, in->rate_bps);
   uint32_t n = e->n_rates;
   if (in->t_ns < e->resume_after_ns || n < recent) return 0;
   uint64_t now = least_rate(e, recent);

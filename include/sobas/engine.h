@@ -141,7 +141,6 @@ struct sobas_engine {
   uint64_t cap_bps;                 /* the probe's capacity estimate C' (0: none) */
   int64_t resume_after_ns;          /* stepped aside: no new search before this */
   uint8_t aside_on_loss;            /* stepped aside for the path's losses (not a competitor's queue) */
-  uint8_t aside_why;                /* why it stepped aside (enum sobas_reason): each step of the ramp says it again */
   uint8_t loose;                    /* stepping aside: windows in a row the flow did not fill S */
   uint64_t s_peak;                  /* the largest S held: a sender's cwnd is at most twice it */
   uint8_t left_ss;                  /* a loss ended the sender's slow start: the search went to congestion avoidance, or decided on the loss */

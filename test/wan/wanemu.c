@@ -267,7 +267,7 @@ static void usage(FILE *f) {
         "  --series FILE    one line per --interval (t_s: CLOCK_MONOTONIC), cumulative bytes, backlog now:\n"
         "                   t_s fwd_bytes_out fwd_watch_bytes_out fwd_backlog rev_bytes_out rev_backlog\n"
         "                   fwd_drops fwd_watch_drops (packets dropped by DropTail or random loss, cumulative)\n"
-        "  --watch ADDR     count fwd bytes to this IPv4 address apart (the measured flow's host)\n"
+        "  --watch ADDR     count fwd bytes and drops to this IPv4 address apart (the measured flow's host)\n"
         "  --interval MS    series interval (default 100)\n"
         "  --ready FILE     created once both devices are attached\n"
         "  --stall-log FILE one line per stall over 1 ms: when a release was due (CLOCK_MONOTONIC ms), how\n"
