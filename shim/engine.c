@@ -20,7 +20,8 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   out of; 2% per RTT takes 15 RTTs, and overshoots A·T by at most the ~10%
                                   of a few RTTs that flat-rate needs to see a queue or S grow */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
-      .full_least = 0,         /* a receiver's tcpi_rcv_rtt is coarse: the median; senders set it (track.c) */
+      .full_least = 0,         /* a receiver's tcpi_rcv_rtt is coarse: the median (its probe echoes are not:
+                                  the least, whatever this says); senders set it (track.c) */
       .full_rtt_frac = 0.10,   /* tcpi_rcv_rtt jitters by up to ~5% beside Poisson cross traffic; a full
                                   path's queue grows past that within a window or two */
       .congested_episodes = 2, /* one isolated loss is not a loss rate: a burst of cross traffic into a
@@ -449,9 +450,15 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   uint32_t need = in_ss ? e->p.flat_n_ss : e->p.flat_n_ca;
   if (last_equal(e, need, &plateau)) {
     int s_grew = (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
-    /* In congestion avoidance: the plateau's median RTT, or for a sender (full_least) its least. */
+    /* In congestion avoidance: the plateau's median RTT, or its least where the RTT is exact to the µs
+     * (a sender's tcpi_rtt, full_least; a receiver's probe echoes). Measured on `shallow` with sobasd:
+     * CUBIC regrowing after a slow-start loss, flat at 56 Mb/s of A = 77 with probe RTTs of 41.4-42.9
+     * ms (median +5.7%: bursts of Poisson UDP and host stalls, the flow's own echoes never under
+     * 40.1), was decided there and held at 73% of A; the lifts, +10% at a time, read +3% through
+     * that jitter and found no room. */
+    int least = e->p.full_least || in->probe;
     int full = in_ss ? rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000)
-                     : rtt_above(e->p.full_least ? least_rtt(e, need) : median_rtt(e, need), t0, e->p.equal_tol, 1000);
+                     : rtt_above(least ? least_rtt(e, need) : median_rtt(e, need), t0, e->p.equal_tol, 1000);
     if (s_grew || full) return decide_or_aside(e, a, in, in_ss, plateau, SOBAS_WHY_FLAT_RATE);
   }
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */

@@ -50,7 +50,7 @@ struct sobas_engine_params {
   double grow_frac;         /* buffer limited: S grows by this share of S per RTT, or one MSS if more */
   double limited_frac;      /* buffer limited: R·T_now >= limited_frac·S (the cap is full) */
   double full_rtt_frac;     /* the path is full (for flat-rate): RTT_now >= (1 + this)·T_base, and 2 ms over */
-  uint8_t full_least;       /* congestion avoidance: the path is full when the least RTT of the plateau shows the queue (a sender), not its median */
+  uint8_t full_least;       /* congestion avoidance: the path is full when the least RTT of the plateau shows the queue (a sender; a probed receiver always), not its median */
   uint32_t congested_episodes; /* kernel signals: this many loss episodes not of our making => congested ... */
   uint32_t congested_span_rtts; /* ... each beginning within this many base RTTs of the one before */
   uint32_t drain_rtts;      /* decided, window not known: held at the first window with no queue, or after this many base RTTs */

@@ -311,6 +311,28 @@ TEST(Engine, ASendersPlateauNeedsAQueueInEveryWindow) {
   EXPECT_EQ(held.last().why, SOBAS_WHY_FLAT_RATE);
 }
 
+// A receiver with the probe reads the RTT to the µs, as a sender does: in congestion avoidance the
+// path is full only with a queue in every window of the plateau. Measured on `shallow`: CUBIC
+// regrowing after a slow-start loss, flat at 56 Mb/s of A = 77, probe RTTs with a median 5.7% over
+// the base from bursts of cross traffic, was decided there and held at 73% of A.
+TEST(Engine, AProbedReceiversPlateauNeedsAQueueInEveryWindow) {
+  Engine jitter, queued, kernel;
+  for (Engine *g : {&jitter, &queued, &kernel}) {
+    g->feed(10, kRtt, 0, g != &kernel);
+    g->feed(40, kRtt, 0, g != &kernel);
+    ASSERT_TRUE(g->feed(20, kRtt, g == &kernel ? 300 : 0, g != &kernel));  // slow start ended in loss
+    ASSERT_EQ(g->e.state, SOBAS_ST_CONG_AVOID);
+  }
+  const uint32_t rtts[] = {42300, 42400, 42800, 41400, 42900};
+  for (uint32_t r : rtts) EXPECT_FALSE(jitter.feed(56, r, 0, true)) << "decided on bursts of cross traffic";
+  for (int i = 0; i < 4; i++) EXPECT_FALSE(queued.feed(76, 42400 + 300 * i, 0, true));
+  ASSERT_TRUE(queued.feed(76, 43000, 0, true)) << "a queue in every window: the path is full";
+  EXPECT_EQ(queued.last().why, SOBAS_WHY_FLAT_RATE);
+  // Kernel signals keep the median: tcpi_rcv_rtt counts whole ms.
+  for (int i = 0; i < 4; i++) EXPECT_FALSE(kernel.feed(56, rtts[i]));
+  EXPECT_TRUE(kernel.feed(56, rtts[4]));
+}
+
 // The plateau's second window often holds the loss already: the decision takes the plateau's higher rate.
 TEST(Engine, ConstRateDropTakesThePlateausHigherRate) {
   Engine g;
