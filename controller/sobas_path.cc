@@ -34,7 +34,7 @@ extern "C" {
 namespace {
 
 constexpr int kProbes = 30;               // 100-byte probes, 10 ms apart: RTT and forward loss
-constexpr int kTrains = 5, kTrainLen = 32; // the paper's 5 trains, as the shim asks for them
+constexpr int kTrains = 5, kTrainLen = 32; // the paper's 5 trains of 32: no flow of its own for them to burst into
 constexpr int64_t kListenNs = 1500000000;  // replies after the last probe was sent
 constexpr int kConnectMs = 3000;
 constexpr int64_t kDownloadNs = 3000000000;  // --http: how long the download runs

@@ -67,7 +67,7 @@ struct Options {
   uint16_t port = SOBAS_PROBE_DEFAULT_PORT;
   std::vector<std::string> listen;     // empty: 0.0.0.0 and ::
   std::string user = "nobody";         // whom to become after binding, when started as root
-  unsigned trains = 5, train_len = 32; // the paper's 5 trains; packets per train
+  unsigned trains = 8, train_len = 32; // the most a request gets: the shim asks 8 of 16, sobas path 5 of 32
   unsigned train_gap_ms = 10;          // between trains: a shallow buffer drains before the next
   unsigned train_interval_s = 5;       // per flow: at most one train set this often
   unsigned train_peer_per_min = 30;    // per peer address, over all its flows
@@ -650,7 +650,7 @@ void usage(FILE *to) {
                "  --listen ADDR        address to answer on, repeatable (default 0.0.0.0 and ::)\n"
                "  --user NAME          user to become after binding when started as root (default nobody;\n"
                "                       'root' keeps root)\n"
-               "  --trains N           trains per request, 1-%u (default 5)\n"
+               "  --trains N           trains per request, 1-%u (default 8)\n"
                "  --train-len N        packets per train, 2-%u (default 32)\n"
                "  --train-gap-ms N     pause between trains (default 10)\n"
                "  --train-interval-s N at most one train set per flow this often (default 5)\n"
