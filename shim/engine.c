@@ -20,8 +20,8 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   out of; 2% per RTT takes 15 RTTs, and overshoots A·T by at most the ~10%
                                   of a few RTTs that flat-rate needs to see a queue or S grow */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
-      .full_least = 0,         /* a receiver's tcpi_rcv_rtt is coarse: the median (its probe echoes are not:
-                                  the least, whatever this says); senders set it (track.c) */
+      .full_least = 0,         /* a receiver's tcpi_rcv_rtt is coarse: the median; senders set it (track.c),
+                                  and a receiver's probed windows take the least anyway (search) */
       .full_rtt_frac = 0.10,   /* tcpi_rcv_rtt jitters by up to ~5% beside Poisson cross traffic; a full
                                   path's queue grows past that within a window or two */
       .congested_episodes = 2, /* one isolated loss is not a loss rate: a burst of cross traffic into a
@@ -453,7 +453,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     /* In congestion avoidance: the plateau's median RTT, or its least where the RTT is exact to the µs
      * (a sender's tcpi_rtt, full_least; a receiver's probe echoes). Measured on `shallow` with sobasd:
      * CUBIC regrowing after a slow-start loss, flat at 56 Mb/s of A = 77 with probe RTTs of 41.4-42.9
-     * ms (median +5.7%: bursts of Poisson UDP and host stalls, the flow's own echoes never under
+     * ms (median +6%: bursts of Poisson UDP and host stalls, the flow's own echoes never under
      * 40.1), was decided there and held at 73% of A; the lifts, +10% at a time, read +3% through
      * that jitter and found no room. */
     int least = e->p.full_least || in->probe;

@@ -313,7 +313,7 @@ TEST(Engine, ASendersPlateauNeedsAQueueInEveryWindow) {
 
 // A receiver with the probe reads the RTT to the µs, as a sender does: in congestion avoidance the
 // path is full only with a queue in every window of the plateau. Measured on `shallow`: CUBIC
-// regrowing after a slow-start loss, flat at 56 Mb/s of A = 77, probe RTTs with a median 5.7% over
+// regrowing after a slow-start loss, flat at 56 Mb/s of A = 77, probe RTTs with a median 6% over
 // the base from bursts of cross traffic, was decided there and held at 73% of A.
 TEST(Engine, AProbedReceiversPlateauNeedsAQueueInEveryWindow) {
   Engine jitter, queued, kernel;
