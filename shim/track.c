@@ -357,15 +357,7 @@ static void engine_begin(int fd, struct sobas_flow *f, uint32_t rtt, int64_t t) 
   struct sobas_action a;
   sobas_engine_default_params(&p);
   p.reeval_ns = (int64_t)sobas_proc.cfg.reeval_ms * 1000000;
-  /* A sender's tcpi_rtt is exact to the µs: a pacer's lift ends at the first queue it shows (engine.c,
-   * lift), and a plateau in congestion avoidance is the path's only with a queue in every window of it:
-   * CUBIC regrowing after a loss on a 0.25-BDP path, flat at 35.7 Mb/s of A = 77 with two RTT spikes of
-   * cross traffic in five windows (median +5.7%, least +1.3%), was decided there and held 46% of A.
-   * A pacer has no ACK clock either: a path that slows queues its excess, so it first trims S. And it
-   * steps aside at once: the kernel goes on pacing a socket once SO_MAX_PACING_RATE was set, so the
-   * lifted cap is no line-rate burst (measured on arrive-leave: 12-80 retransmits a run for a sender,
-   * 270-290 for a receiver whose window opened at once). */
-  if (f->flags & SOBAS_FLOW_SENDS) p.lift_queue_frac = 0.05, p.full_least = 1, p.trim_first = 1, p.aside_ramp = 0;
+  if (f->flags & SOBAS_FLOW_SENDS) sobas_engine_pacer_params(&p);
   sobas_engine_start(&f->eng, &p, 0, rtt, t, &a);
   f->flags |= SOBAS_FLOW_ENGINE;
   const struct sobas_config *c = &sobas_proc.cfg;

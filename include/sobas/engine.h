@@ -86,6 +86,8 @@ struct sobas_engine_params {
 };
 
 void sobas_engine_default_params(struct sobas_engine_params *p);
+/* A sender's engine, on top of the defaults: it paces (SO_MAX_PACING_RATE) and reads tcpi_rtt in µs. */
+void sobas_engine_pacer_params(struct sobas_engine_params *p);
 
 /* One 2·RTT measurement window of a receiving flow. */
 struct sobas_engine_input {

@@ -1032,6 +1032,26 @@ TEST(Engine, APacerBesideACompetitorTrimsOnceThenStepsAside) {
   EXPECT_EQ(g.e.s, g.p.s_max);
 }
 
+// A pacer that decided on its share beside a competitor already in the buffer (its base RTT holds the
+// competitor's queue, which then grows): no offered window to wait for, so it is held three windows
+// after the decision and the standing queue trims it, then steps it aside, within 1.5 s; with a
+// receiver's drain bound (50 RTTs) the first step came 2 s after the decision.
+TEST(Engine, APacerIsHeldSoonAfterItDecidesSoAStandingQueueStepsItAside) {
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  Engine g(0, p);
+  g.decide(26);
+  const int64_t decided = g.t;
+  int n = 0;
+  while (!g.feed(24, 60000) && n < 40) n++;  // a sender's window: no offered window (rcv_wnd 0)
+  ASSERT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+  int m = 0;
+  while (!g.feed(22, 60000) && m < 40) m++;
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  EXPECT_EQ(g.e.s, g.p.s_max) << "a pacer steps aside at once";
+  EXPECT_LE(g.t - decided, 1500 * kMs) << n << " windows to the trim, " << m << " more to the step aside";
+}
+
 // Random loss steps aside; the rate never comes back and the losses go on (no queue with them, an
 // episode every 0.8 s): the flow stays aside, uncapped.
 TEST(Engine, ALossyPathStaysAside) {
