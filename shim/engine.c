@@ -68,6 +68,8 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .resume_backoff_ns = 2000000000,      /* a return that finds the competitor again costs ~1 s at a */
       .resume_backoff_max_ns = 64000000000, /* reduced rate: doubling bounds what vain returns cost */
       .lift_gain = 0.10,       /* at A a lift queues 10% of T for ~3 windows: under the 5% RTT bar's p50 */
+      .ss_queue_frac = 0,      /* a receiver's RTT lags slow start's queue by a round or more */
+      .ss_queue_min_us = 5000,
       .lift_queue_frac = 0,    /* a receiver's lift queues at most lift_gain of its window */
       .trim_first = 0,         /* a receiver's window has the ACK clock: it follows a slower path (senders set it) */
       .lift_grow = 0.05,       /* held alone the rate keeps ±2% a window (±5% beside Poisson cross traffic):
@@ -96,6 +98,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
  * ms of queue read 4 ms one window later and none the next. */
 void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->lift_queue_frac = 0.05;
+  p->ss_queue_frac = 0.25;
   p->full_least = 1;
   p->trim_first = 1;
   p->aside_ramp = 0;
@@ -311,6 +314,14 @@ static uint32_t least_rtt(const struct sobas_engine *e, uint32_t n) {
   return m;
 }
 
+/* The highest of the last n rates (n <= n_rates). */
+static uint64_t max_rate(const struct sobas_engine *e, uint32_t n) {
+  uint64_t m = 0;
+  for (uint32_t i = e->n_rates - n; i < e->n_rates; i++)
+    if (e->rates[i] > m) m = e->rates[i];
+  return m;
+}
+
 /* The least of the last n rates (n <= n_rates). */
 static uint64_t least_rate(const struct sobas_engine *e, uint32_t n) {
   uint64_t m = UINT64_MAX;
@@ -483,6 +494,17 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
                      : rtt_above(least ? least_rtt(e, need) : median_rtt(e, need), t0, e->p.equal_tol, 1000);
     if (s_grew || full) return decide_or_aside(e, a, in, in_ss, plateau, SOBAS_WHY_FLAT_RATE);
   }
+  /* flat-rate, seen by a pacer's exact RTT (ss_queue_frac) within the round it happens: its slow start
+   * has filled the buffer when its RTT shows a queue in a window at its highest rate yet (not a dip: a
+   * stall), with no loss yet. The next doubling would overflow it (measured on the typical path: 28 Mb/s
+   * at +3 ms, 80 at +33 ms, then 62 retransmits; the decision came 1.2 s later, in congestion
+   * avoidance). The window's mean still holds the ramp up to the plateau, so the rate decided is the
+   * kernel's delivery rate at the window's end when that is higher (on the 150 ms path the mean read
+   * 34.7 Mb/s of A = 38, and the lifts took 4 s to make it up). */
+  if (in_ss && e->p.ss_queue_frac > 0 && !lost_lately && n >= 2 && in->rate_bps >= max_rate(e, n) &&
+      rtt_above(in->rtt_us, t0, e->p.ss_queue_frac, e->p.ss_queue_min_us))
+    return decide_or_aside(e, a, in, in_ss, in->rate_now_bps > in->rate_bps ? in->rate_now_bps : in->rate_bps,
+                           SOBAS_WHY_FLAT_RATE);
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */
   if (in_ss && n >= 2 && dropped(e, r[n - 2], r[n - 1])) {
     /* The start cap 1.2·C'·T belongs to slow start: congestion avoidance searches uncapped, as

@@ -60,6 +60,7 @@ enum sobas_meas_result sobas_meas_feed(struct sobas_meas *m, const struct sobas_
   out->retrans = s->total_retrans - a->total_retrans;
   out->ooopack = s->rcv_ooopack >= a->rcv_ooopack ? s->rcv_ooopack - a->rcv_ooopack : 0;
   out->app_limited = s->app_limited;
+  out->delivery_bps = s->delivery_bps;
   out->busy_us = s->busy_us >= a->busy_us ? s->busy_us - a->busy_us : 0;
   out->rwnd_limited_us = s->rwnd_limited_us >= a->rwnd_limited_us ? s->rwnd_limited_us - a->rwnd_limited_us : 0;
   out->sndbuf_limited_us =

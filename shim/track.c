@@ -124,6 +124,7 @@ static int take_sample(int fd, struct sobas_sample *s) {
     s->sndbuf_limited_us = ti->tcpi_sndbuf_limited;
     s->snd_wnd = ti->tcpi_snd_wnd;
     s->app_limited = ti->tcpi_delivery_rate_app_limited;
+    s->delivery_bps = ti->tcpi_delivery_rate * 8;
     s->have |= SOBAS_HAVE_CHRONO;
   }
   /* tcpi_rcv_wnd (Linux 6.2+) follows tcpi_snd_wnd; Debian 12's uapi headers predate it, so it is read
@@ -183,21 +184,22 @@ static void announce(int fd, struct sobas_flow *f) {
                 (long long)(f->t_open_ns / 1000000));
 }
 
-/* Every field the engine is fed is in the window line (end_us, rx_bps, rcv_rtt_us, base_rtt_us, rcv_mss,
+/* Every field the engine is fed is in the window line (end_us, rx_bps, tx_bps, dlv_bps, rcv_rtt_us, base_rtt_us, rcv_mss,
  * ooo, and the probe's probe/prtt_us/prtt_max_us/prtt_least_us/plost), so a log replays into the same decisions
  * (test/unit/replay_test.cc). */
 static void log_window(const struct sobas_flow *f, const struct sobas_window *w, enum sobas_role role,
                        const struct sobas_probe_view *pv) {
   const struct sobas_sample *s = &f->last;
   log_flow_line(f, "window",
-                "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu rtt_us=%u "
+                "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu dlv_bps=%llu rtt_us=%u "
                 "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u "
                 "retrans=%u ooo=%u busy_us=%llu rwnd_lim_us=%llu sndbuf_lim_us=%llu snd_wnd=%u limit=%s state=%s s=%llu "
                 "probe=%s prtt_us=%u prtt_max_us=%u prtt_least_us=%u plost=%u",
                 role_names[role], (long long)((w->t_end_ns - f->t_open_ns) / 1000),
                 (long long)((w->t_end_ns - w->t_start_ns) / 1000), (unsigned long long)w->rx_bytes,
                 (unsigned long long)w->tx_bytes, (unsigned long long)w->rx_rate_bps,
-                (unsigned long long)w->tx_rate_bps, w->rtt_us, s->rcv_rtt_us, s->rtt_us, s->min_rtt_us,
+                (unsigned long long)w->tx_rate_bps, (unsigned long long)(w->app_limited ? 0 : w->delivery_bps), w->rtt_us,
+                s->rcv_rtt_us, s->rtt_us, s->min_rtt_us,
                 f->base_rtt_us, s->rcv_mss, s->rcv_wnd, s->rcv_space, s->snd_cwnd, w->retrans, w->ooopack,
                 (unsigned long long)w->busy_us, (unsigned long long)w->rwnd_limited_us,
                 (unsigned long long)w->sndbuf_limited_us, s->snd_wnd,
@@ -466,7 +468,8 @@ static struct sobas_engine_input sender_input(struct sobas_flow *f, const struct
                                      .rtt_us = f->last.rtt_us ? f->last.rtt_us : w->rtt_us,
                                      .base_rtt_us = f->base_rtt_us,
                                      .mss = f->last.snd_mss,
-                                     .losses = w->retrans};
+                                     .losses = w->retrans,
+                                     .rate_now_bps = w->app_limited ? 0 : w->delivery_bps};
 }
 
 /* One closed window of a steered flow through the SOBAS engine, and its decision onto the socket. */

@@ -79,6 +79,8 @@ struct sobas_engine_params {
   double lift_gain;         /* held alone with no queue: S is raised by this share to test for more (0: never) ... */
   double lift_grow;         /* ... and the rate grew when both measured windows are this much above the rate before */
   uint8_t trim_first;        /* held, a standing queue with the rate sunk first trims S to that rate (a pacer: no ACK clock follows a slower path); only a queue that stands again is a competitor's */
+  double ss_queue_frac;     /* > 0: in slow start, a window at the highest rate yet whose RTT is this far (and ss_queue_min_us) over the base decides on that rate: a pacer's exact RTT sees its own slow start fill the buffer a round before it overflows */
+  uint32_t ss_queue_min_us;
   double lift_queue_frac;   /* > 0: a lift also ends at the first window whose RTT is this far (and queue_rtt_min_us) over the RTT held alone: a pacer's lift queues without bound */
   int64_t lift_wait_ns;     /* a lift that finds neither room nor a queue waits this long for the sender to take it */
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
@@ -98,6 +100,7 @@ struct sobas_engine_input {
   uint32_t mss;          /* bytes per segment */
   uint32_t rtt_max_us;   /* highest RTT the probe saw in the window (0: no probe): did a loss come with a queue? */
   uint32_t rtt_least_us; /* least RTT the probe saw in the window (0: no probe or no echo): did a queue stand throughout? */
+  uint64_t rate_now_bps; /* a sender's: the kernel's delivery rate at the window's end (0: unknown, or app-limited) */
   uint32_t losses;       /* loss signals in this window (probe gaps, else out-of-order arrivals) */
   uint32_t ooo;          /* with the probe: the kernel's out-of-order arrivals too (without it they are `losses`) */
   uint8_t probe;         /* 1: rtt and losses come from the probe's forward-path view; 0: kernel signals */

@@ -28,6 +28,7 @@ struct sobas_sample {
   uint64_t busy_us;           /* tcpi_busy_time: time with data outstanding (the sender's chrono) */
   uint64_t rwnd_limited_us;   /* tcpi_rwnd_limited: of the busy time, held by the peer's window */
   uint64_t sndbuf_limited_us; /* tcpi_sndbuf_limited: of the busy time, starved by our send buffer */
+  uint64_t delivery_bps;      /* tcpi_delivery_rate (bit/s): the kernel's latest delivery-rate sample, over about an RTT */
   uint8_t app_limited;        /* tcpi_delivery_rate_app_limited: the last delivery sample had no data to send */
   uint8_t state;              /* tcpi_state (TCP_ESTABLISHED = 1) */
   uint8_t have;               /* SOBAS_HAVE_* bits */
@@ -67,6 +68,7 @@ struct sobas_window {
   uint64_t busy_us;           /* the sender's chrono during the window: busy, and of that time */
   uint64_t rwnd_limited_us;   /* held by the peer's receive window */
   uint64_t sndbuf_limited_us; /* or starved by the send buffer */
+  uint64_t delivery_bps;      /* the kernel's delivery-rate sample at the window's end: the rate now, not the window's mean */
   uint8_t app_limited;        /* the kernel's app-limited mark at the window's end */
 };
 

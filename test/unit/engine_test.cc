@@ -1032,6 +1032,49 @@ TEST(Engine, APacerBesideACompetitorTrimsOnceThenStepsAside) {
   EXPECT_EQ(g.e.s, g.p.s_max);
 }
 
+// A pacer reads its RTT to the µs: the round its slow start fills the buffer shows a queue at its
+// highest rate yet, and it decides there, a round before the next doubling overflows (measured on the
+// typical path: 28 Mb/s at +3 ms, then 80 Mb/s at +33 ms, then 62 retransmits). A queue that comes
+// with a dip (a host stall) or a loss is not that; nor is a receiver's lagging RTT read this way.
+TEST(Engine, APacersSlowStartDecidesOnItsOwnQueue) {
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  Engine g(0, p);
+  EXPECT_FALSE(g.feed(10));
+  EXPECT_FALSE(g.feed(28, 43000)) << "+3 ms is noise";
+  ASSERT_TRUE(g.feed(80, 73000));
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().s, bytes(80 * kMbps, kRtt));
+
+  // The window's mean holds the ramp to the plateau: the kernel's delivery rate at its end is the rate now.
+  Engine now(0, p);
+  now.feed(10);
+  now.feed(28, 43000);
+  sobas_engine_input in{};
+  in.t_ns = now.t += 2 * 73000 * kMs / 1000;
+  in.rate_bps = 70 * kMbps;
+  in.rate_now_bps = 78 * kMbps;
+  in.rtt_us = 73000;
+  in.base_rtt_us = kRtt;
+  in.mss = 1448;
+  sobas_action a{};
+  ASSERT_TRUE(sobas_engine_feed(&now.e, &in, &a));
+  EXPECT_EQ(a.s, bytes(78 * kMbps, kRtt));
+
+  Engine stall(0, p);
+  stall.feed(10);
+  stall.feed(40);
+  EXPECT_FALSE(stall.feed(36, 60000)) << "a queue with a dip: a stall";
+  Engine lossy(0, p);
+  lossy.feed(10);
+  lossy.feed(40);
+  EXPECT_FALSE(lossy.feed(80, 73000, 5)) << "a queue with a loss: slow start already overflowed";
+  Engine receiver;
+  receiver.feed(10);
+  receiver.feed(28, 43000);
+  EXPECT_FALSE(receiver.feed(80, 73000)) << "a receiver waits for two equal rates";
+}
+
 // A pacer that decided on its share beside a competitor already in the buffer (its base RTT holds the
 // competitor's queue, which then grows): no offered window to wait for, so it is held three windows
 // after the decision and the standing queue trims it, then steps it aside, within 1.5 s; with a
