@@ -432,6 +432,35 @@ assert sobas >= 0.85 * plain, "the paced sender far below plain"
 PY
 }
 
+# A pacer reads its own RTT to the µs, so it sees its slow start fill a 1-BDP buffer a round before
+# the next doubling overflows it, and decides there (engine.c, ss_queue_frac). Measured on this path in
+# the benchmark (typical, 3 runs each): 0 retransmits, decided 0.4 s in; before the rule slow start
+# overflowed in 4 of 4 runs, 34-62 retransmits, decided 1.4-1.8 s in congestion avoidance. Whether it
+# does is up to HyStart: with the rule turned off this test passed once (HyStart left slow start in
+# time, decided 0.75 s in on two equal rates), so the benchmark holds the bar; the test checks the
+# behaviour, with a margin of 15 retransmits.
+@test "a preloaded server ends slow start on its own queue: decided in slow start, no overflow" {
+  : > "$SERVER_LOG"
+  PORT=8081 valid_download ss-queue plain 500000 0 20M random
+  python3 - "$BATS_TEST_TMPDIR" "$SERVER_LOG" <<'PY'
+import sys
+d, server_log = sys.argv[1], sys.argv[2]
+log = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(server_log)]
+last = max(int(x["flow"]) for x in log if x.get("ev") == "open")  # an invalid attempt's flow came before
+flow = [x for x in log if int(x.get("flow", 0)) == last and x.get("role") == "sender"]
+dec = [x for x in flow if x.get("ev") == "decision"]
+for x in dec[:4]:
+    print("  " + " ".join(f"{k}={x[k]}" for k in ("t_ms", "from", "to", "why", "s", "rate_bps")))
+for x in flow:
+    if x.get("ev") == "window" and x["state"] in ("slow-start", "cong-avoid"):
+        print("  " + " ".join(f"{k}={x[k]}" for k in ("t_ms", "tx_bps", "dlv_bps", "srtt_us", "cwnd", "retrans")))
+retrans = int(open(f"{d}/ss-queue.result").read().split()[2])
+print(f"{retrans} retransmits in the run")
+assert dec and dec[0]["from"] == "slow-start" and dec[0]["to"] == "decided", "not decided in slow start"
+assert retrans <= 15, "slow start overflowed the buffer"
+PY
+}
+
 # An application that paces its own flow (SO_MAX_PACING_RATE) chose its rate: sobas measures the
 # flow and never paces it. The app's rate (200 Mb/s) is above the path's, so a sobas that ignored it
 # would decide in slow start as for any server (checked: with the flag ignored, it does).
