@@ -95,7 +95,8 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
  * server that decided on its share beside a CUBIC flow already in the buffer (its base RTT 57 ms, the
  * competitor's queue in it) met a queue in every window from the first (65-70 ms) and stepped aside
  * only 4.0 s after deciding (3 runs); with 6, 1.1-1.5 s. On the typical path a sender decided with 29
- * ms of queue read 4 ms one window later and none the next. */
+ * ms of queue read 4 ms one window later and none the next. The same exact RTT caps its slow start: it
+ * decides in the round its own queue shows (ss_queue_frac, in search). */
 void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->lift_queue_frac = 0.05;
   p->ss_queue_frac = 0.25;

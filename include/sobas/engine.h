@@ -80,7 +80,7 @@ struct sobas_engine_params {
   double lift_grow;         /* ... and the rate grew when both measured windows are this much above the rate before */
   uint8_t trim_first;        /* held, a standing queue with the rate sunk first trims S to that rate (a pacer: no ACK clock follows a slower path); only a queue that stands again is a competitor's */
   double ss_queue_frac;     /* > 0: in slow start, a window at the highest rate yet whose RTT is this far (and ss_queue_min_us) over the base decides on that rate: a pacer's exact RTT sees its own slow start fill the buffer a round before it overflows */
-  uint32_t ss_queue_min_us;
+  uint32_t ss_queue_min_us;  /* ... and at least this many µs over it */
   double lift_queue_frac;   /* > 0: a lift also ends at the first window whose RTT is this far (and queue_rtt_min_us) over the RTT held alone: a pacer's lift queues without bound */
   int64_t lift_wait_ns;     /* a lift that finds neither room nor a queue waits this long for the sender to take it */
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
