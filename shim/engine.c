@@ -20,7 +20,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   out of; 2% per RTT takes 15 RTTs, and overshoots A·T by at most the ~10%
                                   of a few RTTs that flat-rate needs to see a queue or S grow */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
-      .full_least = 0,         /* a receiver's tcpi_rcv_rtt is coarse: the median; senders set it (track.c),
+      .full_least = 0,         /* a receiver's tcpi_rcv_rtt is coarse: the median; senders set it (pacer params),
                                   and a receiver's probed windows take the least anyway (search) */
       .full_rtt_frac = 0.10,   /* tcpi_rcv_rtt jitters by up to ~5% beside Poisson cross traffic; a full
                                   path's queue grows past that within a window or two */
@@ -94,7 +94,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
  * windows after the decision is not its own, and the flow is held then. With a receiver's 50 RTTs, a
  * server that decided on its share beside a CUBIC flow already in the buffer (its base RTT 57 ms, the
  * competitor's queue in it) met a queue in every window from the first (65-70 ms) and stepped aside
- * only 4.0 s after deciding (3 runs); with 6, 1.1-1.5 s. On the typical path a sender decided with 29
+ * only 4.0-4.2 s after deciding (3 runs); with 6, 1.5-1.6 s. On the typical path a sender decided with 29
  * ms of queue read 4 ms one window later and none the next. The same exact RTT caps its slow start: it
  * decides in the round its own queue shows (ss_queue_frac, in search). */
 void sobas_engine_pacer_params(struct sobas_engine_params *p) {
@@ -498,8 +498,8 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   /* flat-rate, seen by a pacer's exact RTT (ss_queue_frac) within the round it happens: its slow start
    * has filled the buffer when its RTT shows a queue in a window at its highest rate yet (not a dip: a
    * stall), with no loss yet. The next doubling would overflow it (measured on the typical path: 28 Mb/s
-   * at +3 ms, 80 at +33 ms, then 62 retransmits; the decision came 1.2 s later, in congestion
-   * avoidance). The window's mean still holds the ramp up to the plateau, so the rate decided is the
+   * at +3 ms, 80 at +33 ms, then 62 retransmits, and it decided 1.8 s in,
+   * in congestion avoidance). The window's mean still holds the ramp up to the plateau, so the rate decided is the
    * kernel's delivery rate at the window's end when that is higher (on the 150 ms path the mean read
    * 34.7 Mb/s of A = 38, and the lifts took 4 s to make it up). */
   if (in_ss && e->p.ss_queue_frac > 0 && !lost_lately && n >= 2 && in->rate_bps >= max_rate(e, n) &&

@@ -435,7 +435,7 @@ PY
 # A pacer reads its own RTT to the µs, so it sees its slow start fill a 1-BDP buffer a round before
 # the next doubling overflows it, and decides there (engine.c, ss_queue_frac). Measured on this path in
 # the benchmark (typical, 3 runs each): 0 retransmits, decided 0.4 s in; before the rule slow start
-# overflowed in 4 of 4 runs, 34-62 retransmits, decided 1.4-1.8 s in congestion avoidance. Whether it
+# overflowed in each of 3 traced runs, 44-62 retransmits, decided 1.4-1.8 s in congestion avoidance. Whether it
 # does is up to HyStart: with the rule turned off this test passed once (HyStart left slow start in
 # time, decided 0.75 s in on two equal rates), so the benchmark holds the bar; the test checks the
 # behaviour, with a margin of 15 retransmits.
