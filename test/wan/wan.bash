@@ -16,6 +16,29 @@ wan_serve() {
   return 1
 }
 
+# host_drops SERIES RATE_BPS: when (CLOCK_MONOTONIC ms, one per line) the host made the emulator drop
+# packets, from its --series file, on a path with no random loss: a 100 ms step that dropped while
+# the link served under 90% of its rate. A DropTail buffer overflows only after serving at its rate
+# for as long as it holds; the link frozen in clusters of short stalls overflows it at any load
+# (docs/testbed.md). Steps in a row are one episode. The run's first episode is never counted: a
+# slow start fills the buffer from empty within one step, whatever the step's mean.
+host_drops() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+rows = [[float(v) for v in l.split()] for l in open(sys.argv[1]) if l.strip()]
+rate, last, first = float(sys.argv[2]), None, None
+for a, b in zip(rows, rows[1:]):
+    if b[6] <= a[6]:
+        continue
+    if first is None or b[0] - first <= 0.15:
+        first = b[0]  # the first episode's steps
+    elif (b[1] - a[1]) * 8 / (b[0] - a[0]) < 0.9 * rate:
+        if last is None or b[0] - last > 0.15:
+            print(round(b[0] * 1000))
+        last = b[0]
+PY
+}
+
 # emu_valid STATS: whether the emulated path was the one asked for, from wanemu's --stats file; prints why not.
 # The host sometimes does not run the emulator for milliseconds at a time (steal time); wanemu then
 # freezes the link over each stall (docs/testbed.md), and a run whose link was frozen for longer
