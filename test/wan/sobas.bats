@@ -359,9 +359,8 @@ assert aside is not None and aside <= 5, f"stepped aside {aside} s after the arr
 # flat-rate, against 0.9-1.0 s from departure to held in the benchmark, which holds the 3 s bar).
 ret = next((t - leave for t, x in dec if t >= leave and x["to"] != "congested"), None)
 assert ret is not None and ret <= 6, f"back {ret} s after the departure"
-back = next((t - leave for t, x in dec if t >= leave and x["to"] == "decided"), None)
-assert back is not None, "never held again after the departure"
-assert dec[-1][1]["to"] == "decided", "not held at the end"
+assert dec[-1][1]["to"] == "decided", "not held at the end"  # so held again after the departure
+back = next(t - leave for t, x in dec if t >= leave and x["to"] == "decided")
 # Stepping aside from a hold decided in slow start opens the window in steps: opened at once, the
 # sender's slow-start cwnd went out at line rate into the newcomer's queue. A flow whose slow start a
 # loss ended (congestion avoidance, or a const-rate-drop decision: one CI run) has no such cwnd and
