@@ -285,14 +285,18 @@ class Bench:
 
     # -- the path --------------------------------------------------------------------------
 
-    def start_emulator(self, sc, tag):
+    # The random loss and the cross traffic's Poisson gaps come from seeds. One fixed seed made every
+    # repeat of a contender that makes no random choice of its own the same run: on congested, linux
+    # default read 51.3-51.8 Mb/s in 5 repeats, one sample of the loss pattern five times. So each repeat
+    # has its own seeds, and every contender of that repeat the same ones: a paired comparison.
+    def start_emulator(self, sc, tag, rep=0):
         limit = max(3000, int(sc.bdp_bytes * sc.buffer_bdp))
         stats, series, ready = (os.path.join(self.tmp, f"{tag}.{x}") for x in ("emu.json", "series", "ready"))
         argv = [self.exe("wanemu"), "--a", f"{SND}:wan0", "--b", f"{RCV}:wan1", "--rate", sc.rate,
                 "--delay", f"{sc.rtt_ms / 2}ms", "--fwd-limit", str(limit),
                 # The reverse path (ACKs) has the same rate and delay and a generous buffer: the
                 # experiments are about the forward tight link.
-                "--rev-limit", str(max(limit, 1000000)), "--fwd-loss", str(sc.loss), "--seed", "1",
+                "--rev-limit", str(max(limit, 1000000)), "--fwd-loss", str(sc.loss), "--seed", str(1 + rep),
                 "--stats", stats, "--series", series, "--interval", "100", "--watch", RCV_IP, "--ready", ready]
         p = self.procs.start(None, argv, stderr=None)
         for _ in range(200):
@@ -303,14 +307,14 @@ class Bench:
             time.sleep(0.01)
         raise RuntimeError("wanemu never attached")
 
-    def start_cross(self, sc, tag):
+    def start_cross(self, sc, tag, rep=0):
         c = sc.cross
         if c is None:
             return []
         if c.kind == "udp":
             sink = self.procs.start(XR, [self.exe("wanflood"), "--sink", str(FLOOD_PORT)])
             wait_port(XR, FLOOD_PORT, "u")
-            argv = [self.exe("wanflood"), "--to", f"{XR_IP}:{FLOOD_PORT}", "--rate", c.rate, "--seed", "3"]
+            argv = [self.exe("wanflood"), "--to", f"{XR_IP}:{FLOOD_PORT}", "--rate", c.rate, "--seed", str(3 + rep)]
             argv += ["--mix", "internet", "--poisson"] if c.mix else ["--size", "1500"]
             log = open(os.path.join(self.tmp, f"{tag}.flood"), "w")
             gen = self.procs.start(XS, argv, stderr=log)
@@ -481,13 +485,13 @@ class Bench:
         sysctl(SND, "net.ipv4.tcp_congestion_control", spec["cc"])
         self.set_buffers(spec["bufs"])
         log = os.path.join(self.tmp, f"{tag}.sobas.log")
-        emu, stats, series = self.start_emulator(sc, tag)
+        emu, stats, series = self.start_emulator(sc, tag, rep)
         # Counted from here: before wanemu holds the devices, the carrier-less TUN drops what the last
         # run's closing connections still send, and that is no loss of this run's.
         drops0 = {d: tun_tx_dropped(ns, d) for ns, d in ((SND, "wan0"), (RCV, "wan1"))}
         ping_out = os.path.join(self.tmp, f"{tag}.ping")
         try:
-            cross = self.start_cross(sc, tag)
+            cross = self.start_cross(sc, tag, rep)
             # Cross traffic settles before the flow starts (a competitor due later arrives on its own clock).
             time.sleep(1.0 if sc.cross and not sc.cross.start else 0.2)
             ping = self.procs.start(RCV, [self.exe("wanping"), "--to", f"{SND_IP}:{PING_PORT}", "--out", ping_out])
@@ -772,7 +776,8 @@ def run_record(r):
 
 def markdown(results):
     out = [f"# WAN benchmark — {results['started']}", "",
-           f"Kernel {results['kernel']}; {results['repeats']} repeat(s) per contender, interleaved; "
+           f"Kernel {results['kernel']}; repeats per contender as its *valid* column counts (this run: "
+           f"{results['repeats']}), interleaved, each repeat with its own loss and cross-traffic seeds (rows run before 2026-11-26: one seed for all); "
            f"{'quick (CI smoke)' if results['quick'] else 'full'} mode. Goodput is application bytes over "
            "application time (mean ± sd of valid runs); *RTT+* is the independent UDP ping's RTT during "
            "the transfer minus the idle base RTT; retransmits are the sender host's; drops are the "
