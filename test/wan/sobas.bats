@@ -235,7 +235,7 @@ A=77.2
 }
 
 # The held flow must make 95% of A; the whole transfer, which counts the search before the decision, 90%
-# (the benchmark holds 95%): in 5 back-to-back runs of this suite at 23704ee, one flow's slow start read a
+# (the benchmark holds 95%): in 5 back-to-back runs of this suite at ada2575, one flow's slow start read a
 # 20% rate drop 586 ms in with no retransmission at all (no loss), searched on as congestion
 # avoidance while CUBIC regrew, decided on flat-rate at 2376 ms and held 98.8% of A from there: 94.5%
 # whole.
