@@ -748,7 +748,8 @@ def summarise(sc, cal, size, runs, commit):
                                                                 if r.decision_ms is not None]) else None,
             aside_s=[r.aside_s for r in ok], back_s=[r.back_s for r in ok],
             rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok],
-            invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid]))
+            invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid],
+            paired_seeds=True))
     return dict(name=sc.name, title=sc.title, paper=sc.paper, run_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 commit=commit,
                 C=sc.rate, rtt_ms=sc.rtt_ms,
@@ -774,10 +775,20 @@ def run_record(r):
 # Reports
 
 
+def one_seed_line(s):
+    """Rows run before each repeat had its own seeds, where a seed shapes the path (random loss, Poisson
+    cross traffic): their repeats met one loss pattern, so their ± is not the path's spread."""
+    cross = s["cross"] or {}
+    if not (s["loss"] or (cross.get("kind") == "udp" and cross.get("mix"))):
+        return None
+    old = [c["contender"] for c in s["contenders"] if not c.get("paired_seeds")]
+    return f"One seed for every repeat (run before the seeds were per repeat): {', '.join(old)}." if old else None
+
+
 def markdown(results):
     out = [f"# WAN benchmark — {results['started']}", "",
            f"Kernel {results['kernel']}; repeats per contender as its *valid* column counts (this run: "
-           f"{results['repeats']}), interleaved, each repeat with its own loss and cross-traffic seeds (rows run before 2026-11-26: one seed for all); "
+           f"{results['repeats']}), interleaved, each repeat with its own loss and cross-traffic seeds; "
            f"{'quick (CI smoke)' if results['quick'] else 'full'} mode. Goodput is application bytes over "
            "application time (mean ± sd of valid runs); *RTT+* is the independent UDP ping's RTT during "
            "the transfer minus the idle base RTT; retransmits are the sender host's; drops are the "
@@ -790,6 +801,7 @@ def markdown(results):
         cal = s["calibration"]
         out += [f"## {s['name']}: {s['title']}", "",
                 *([run_line(s), ""] if s.get("run_at") else []),
+                *([one_seed, ""] if (one_seed := one_seed_line(s)) else []),
                 f"C = {s['C']}b/s, base RTT {cal['base_rtt_ms']:.2f} ms (set {s['rtt_ms']:g}), buffer "
                 f"{s['buffer_bdp']:g} BDP = {s['buffer_bytes'] / 1000:.0f} KB, loss {s['loss']:g}, "
                 f"{s['tool']}, {s['transfer_bytes'] / 1e6:.0f} MB per transfer; cross traffic "
