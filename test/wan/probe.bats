@@ -117,19 +117,30 @@ PY
 }
 
 @test "probe RTT within 1 ms of the emulated 40 ms; C' within 15% of C at 50, 100 and 300 Mb/s" {
+  # A train at 300 Mb/s lasts 1.2 ms: the host holding the emulator or the receiver for a few hundred
+  # µs inside half the trains moves their median (a CI run read 232 of 300 Mb/s, the next runs here
+  # 299.9 on the same code). So C' has 3 attempts per rate; an estimator that is wrong misses all.
   for rate in 50 100 300; do
-    path "${rate}M" $((rate * 1000000 / 8 * 40 / 1000))
-    rc=$(fetch "c$rate" small)
-    stop_path
-    [ "$rc" -eq 0 ]
-    cap=$(field "c$rate" probe cap_bps)
-    rtt_min=$(field "c$rate" close probe_rtt_min_us)
-    held=$(grep ' ev=window ' "$BATS_TEST_TMPDIR/c$rate.log" | grep ' state=decided ' | grep -o ' prtt_us=[1-9][0-9]*' |
-      cut -d= -f2 | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-    echo "C = $rate Mb/s: C' = $cap b/s ($(field "c$rate" probe cap_trains) trains), probe RTT min $rtt_min us, median while held ${held:-none} us"
-    awk -v c="$cap" -v r="$rate" 'BEGIN { exit !(c >= 0.85 * r * 1e6 && c <= 1.15 * r * 1e6) }'
-    awk -v t="$rtt_min" 'BEGIN { exit !(t >= 39000 && t <= 41000) }'
-    grep -q ' why=start ' "$BATS_TEST_TMPDIR/c$rate.log" # the engine started from 1.2·C'·T
+    ok=
+    for attempt in 1 2 3; do
+      path "${rate}M" $((rate * 1000000 / 8 * 40 / 1000))
+      rc=$(fetch "c$rate" small)
+      stop_path
+      [ "$rc" -eq 0 ]
+      cap=$(field "c$rate" probe cap_bps)
+      rtt_min=$(field "c$rate" close probe_rtt_min_us)
+      held=$(grep ' ev=window ' "$BATS_TEST_TMPDIR/c$rate.log" | grep ' state=decided ' | grep -o ' prtt_us=[1-9][0-9]*' |
+        cut -d= -f2 | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+      echo "C = $rate Mb/s, attempt $attempt: C' = $cap b/s ($(field "c$rate" probe cap_trains) trains), probe RTT min $rtt_min us," \
+        "median while held ${held:-none} us; $(wc -l < "$BATS_TEST_TMPDIR/stalls") host stalls over 1 ms"
+      awk -v t="$rtt_min" 'BEGIN { exit !(t >= 39000 && t <= 41000) }'
+      grep -q ' why=start ' "$BATS_TEST_TMPDIR/c$rate.log" # the engine started from 1.2·C'·T
+      if awk -v c="$cap" -v r="$rate" 'BEGIN { exit !(c >= 0.85 * r * 1e6 && c <= 1.15 * r * 1e6) }'; then
+        ok=1
+        break
+      fi
+    done
+    [ -n "$ok" ]
   done
 }
 
