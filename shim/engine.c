@@ -425,13 +425,45 @@ static int under_share(const struct sobas_engine *e, uint64_t rate) {
   return e->cap_bps && (double)rate < e->p.share_frac * (double)e->cap_bps;
 }
 
+/* How many evaluations make a standing queue (or a clean hold): queue_windows, and queue_min_ns of them
+ * at two base RTTs each, within the history kept. */
+static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us) {
+  uint32_t k = e->p.queue_windows;
+  if (base_us > 0) {
+    int64_t win_ns = 2 * (int64_t)base_us * 1000;
+    int64_t need = (e->p.queue_min_ns + win_ns - 1) / win_ns;
+    if (need > (int64_t)k) k = (uint32_t)need;
+  }
+  return k < SOBAS_ENGINE_HISTORY ? k : SOBAS_ENGINE_HISTORY;
+}
+
+/* The share stands: the queue_span windows before window `end` are a plateau (each within equal_tol of
+ * their mean) under share_frac of C'. A plateau of two is not enough: the host holding the emulator or
+ * the receiver for a few windows makes one anywhere (measured on a clean 100 Mb/s path: 32.9 Mb/s at
+ * 48 ms on the 40 ms path 759 ms in, the link carrying 17-63 Mb/s with at most 3 KB queued, stepped
+ * aside there and never came back in 60 s). A competitor's share stands as long as its queue does. */
+static int share_stands(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t end) {
+  uint32_t k = queue_span(e, base_rtt(in));
+  if (end < k || end > e->n_rates) return 0;
+  double sum = 0;
+  for (uint32_t i = end - k; i < end; i++) sum += (double)e->rates[i];
+  double m = sum / k;
+  for (uint32_t i = end - k; i < end; i++) {
+    double d = (double)e->rates[i] - m;
+    if ((d < 0 ? -d : d) > e->p.equal_tol * m) return 0;
+  }
+  return under_share(e, (uint64_t)m);
+}
+
 /* Decides on `rate`, or steps aside instead when it is a competitor's share: in slow start beside its
- * queue, or in any search far under C'. Holding a share cedes the competitor the rest (Vegas beside
- * Reno), and the hold itself leaves the sender's window smaller than the competitor's for good. */
+ * queue, or in any search far under C' once that share stands (the plateau's windows end before window
+ * `end`). Holding a share cedes the competitor the rest (Vegas beside Reno), and the hold itself leaves
+ * the sender's window smaller than the competitor's for good. A share that does not stand yet is
+ * neither decided nor stepped aside from: -1, the search goes on. */
 static int decide_or_aside(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in,
-                           int in_ss, uint64_t rate, enum sobas_reason why) {
-  if ((in_ss && foreign_share(e, rate)) || under_share(e, rate))
-    return step_aside(e, a, in, SOBAS_WHY_COMPETING, rate);
+                           int in_ss, uint64_t rate, uint32_t end, enum sobas_reason why) {
+  if (in_ss && foreign_share(e, rate)) return step_aside(e, a, in, SOBAS_WHY_COMPETING, rate);
+  if (under_share(e, rate)) return share_stands(e, in, end) ? step_aside(e, a, in, SOBAS_WHY_COMPETING, rate) : -1;
   return decide(e, a, rate, base_rtt(in), why, in->t_ns);
 }
 
@@ -472,7 +504,8 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     /* The plateau's higher rate: its second window often holds the loss already and is cut by it
      * (measured: 72 then 68 Mb/s with 270 out-of-order arrivals, then the drop). */
     uint64_t before = last3[0] > last3[1] ? last3[0] : last3[1];
-    if (m > 0 && d <= e->p.equal_tol * m) return decide_or_aside(e, a, in, in_ss, before, SOBAS_WHY_CONST_RATE_DROP);
+    int r = m > 0 && d <= e->p.equal_tol * m ? decide_or_aside(e, a, in, in_ss, before, n - 1, SOBAS_WHY_CONST_RATE_DROP) : -1;
+    if (r >= 0) return r;
   }
   /* flat-rate: n almost-equal rates while the path is full: the RTT shows a queue, or S grew under the
    * flat rate. A flat rate with neither is a sender that is not pushing (CUBIC regrowing after a
@@ -493,7 +526,8 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     int least = e->p.full_least || in->probe;
     int full = in_ss ? rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000)
                      : rtt_above(least ? least_rtt(e, need) : median_rtt(e, need), t0, e->p.equal_tol, 1000);
-    if (s_grew || full) return decide_or_aside(e, a, in, in_ss, plateau, SOBAS_WHY_FLAT_RATE);
+    int r = s_grew || full ? decide_or_aside(e, a, in, in_ss, plateau, n, SOBAS_WHY_FLAT_RATE) : -1;
+    if (r >= 0) return r;
   }
   /* flat-rate, seen by a pacer's exact RTT (ss_queue_frac) within the round it happens: its slow start
    * has filled the buffer when its RTT shows a queue in a window at its highest rate yet (not a dip: a
@@ -504,8 +538,11 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
    * 34.7 Mb/s of A = 38, and the lifts took 4 s to make it up). */
   if (in_ss && e->p.ss_queue_frac > 0 && !lost_lately && n >= 2 && in->rate_bps >= max_rate(e, n) &&
       rtt_above(in->rtt_us, t0, e->p.ss_queue_frac, e->p.ss_queue_min_us))
-    return decide_or_aside(e, a, in, in_ss, in->rate_now_bps > in->rate_bps ? in->rate_now_bps : in->rate_bps,
-                           SOBAS_WHY_FLAT_RATE);
+  {
+    int r = decide_or_aside(e, a, in, in_ss, in->rate_now_bps > in->rate_bps ? in->rate_now_bps : in->rate_bps, n,
+                            SOBAS_WHY_FLAT_RATE);
+    if (r >= 0) return r;
+  }
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance. */
   if (in_ss && n >= 2 && dropped(e, r[n - 2], r[n - 1])) {
     /* The start cap 1.2·C'·T belongs to slow start: congestion avoidance searches uncapped, as
@@ -544,18 +581,6 @@ static void update_held(struct sobas_engine *e, const struct sobas_engine_input 
   uint32_t base = base_rtt(in);
   int queue = in->probe ? probe_saw_queue(e, in) : rtt_above(in->rtt_us, base, e->p.equal_tol, 1000);
   e->held = !queue || in->t_ns - e->decided_ns >= (int64_t)e->p.drain_rtts * base * 1000;
-}
-
-/* How many evaluations make a standing queue (or a clean hold): queue_windows, and queue_min_ns of them
- * at two base RTTs each, within the history kept. */
-static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us) {
-  uint32_t k = e->p.queue_windows;
-  if (base_us > 0) {
-    int64_t win_ns = 2 * (int64_t)base_us * 1000;
-    int64_t need = (e->p.queue_min_ns + win_ns - 1) / win_ns;
-    if (need > (int64_t)k) k = (uint32_t)need;
-  }
-  return k < SOBAS_ENGINE_HISTORY ? k : SOBAS_ENGINE_HISTORY;
 }
 
 /* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through

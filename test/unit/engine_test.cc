@@ -816,8 +816,9 @@ TEST(Engine, TheRampOpensOnceTheSenderGoverns) {
 TEST(Engine, AStepAsideThatDoesNotFillSOpensAtOnce) {
   Engine g = Ramping(100 * kMbps);  // capped at 1.2·C'·T = 600 KB
   ASSERT_LT(g.e.s, g.p.s_max);
-  // A plateau at 30 Mb/s under half of C': a share (30 Mb/s at 50 ms is 190 KB of 600 KB).
-  g.feed(30, 50000);
+  // A plateau at 30 Mb/s under half of C', standing 300 ms (4 windows): a share (30 Mb/s at 50 ms is
+  // 190 KB of 600 KB).
+  for (int i = 0; i < 3; i++) EXPECT_FALSE(g.feed(30, 50000)) << i;
   ASSERT_TRUE(g.feed(30, 50000));
   EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
@@ -881,6 +882,34 @@ TEST(Engine, APlateauFarUnderTheCapacityIsAShare) {
       }
     }
   }
+}
+
+// A plateau under half of C' that does not stand 300 ms is no share: the host holding the emulator or
+// the receiver makes one for a window or two (measured on a clean 100 Mb/s path: 32.9 Mb/s at 48 ms,
+// 759 ms into slow start, with no queue on the link). Neither decided nor stepped aside from: the flow
+// climbs out of it and decides on the path's plateau. A drop after such a plateau ends slow start.
+TEST(Engine, ASharePlateauMustStand) {
+  Engine g(100 * kMbps);
+  g.feed(10);
+  g.feed(20);
+  EXPECT_FALSE(g.feed(32.9, 48000));
+  EXPECT_FALSE(g.feed(33.0, 48000)) << "two windows under share: not yet a share";
+  EXPECT_FALSE(g.feed(33.1, 48000));
+  EXPECT_EQ(g.e.state, SOBAS_ST_SLOW_START);
+  EXPECT_FALSE(g.feed(66, 41000));
+  EXPECT_FALSE(g.feed(80, 46000));
+  ASSERT_TRUE(g.feed(81, 47000));
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+
+  Engine d(100 * kMbps);
+  d.feed(10);
+  d.feed(20);
+  d.feed(30);
+  d.feed(30);
+  ASSERT_TRUE(d.feed(20, kRtt, 40)) << "a drop after a plateau of two under share";
+  EXPECT_EQ(d.last().why, SOBAS_WHY_RATE_DROP);
+  EXPECT_EQ(d.last().to, SOBAS_ST_CONG_AVOID);
 }
 
 // The queue the flow meets at A is the path's ceiling, whether its own or unresponsive cross
