@@ -132,6 +132,7 @@ struct sobas_engine {
   uint32_t loss_episodes;           /* kernel signals: loss episodes we did not cause, each close to the last */
   int64_t last_episode_ns;          /* when the last of them began */
   uint8_t in_loss;                  /* the last window had out-of-order arrivals: an episode is under way */
+  uint8_t loss_age;                 /* windows searched since the last with a loss signal (saturates; UINT8_MAX: none yet) */
   uint8_t drained;                  /* decided, and the last window ended with the offered window down to S */
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
   uint8_t trimmed;                  /* trim_first: S was trimmed since the flow last held clean (or decided) */

@@ -20,6 +20,7 @@ struct Engine {
   int64_t t = 0;
   std::vector<sobas_action> acts;
   uint64_t rate_now_bps = 0;  // what a sender's kernel says the rate is at each window's end (0: unknown)
+  uint32_t ooo = 0;           // beside the probe: the kernel's out-of-order arrivals in each window
   explicit Engine(uint64_t cap_bps = 0, sobas_engine_params params = defaults()) : p(params) {
     sobas_action a{};
     if (sobas_engine_start(&e, &p, cap_bps, kRtt, 0, &a)) acts.push_back(a);
@@ -48,6 +49,7 @@ struct Engine {
     in.rtt_max_us = rtt_max_us ? rtt_max_us : probe ? rtt_us : 0;  // the probe's echoes saw the RTT now
     in.rtt_least_us = rtt_least_us;
     in.rate_now_bps = rate_now_bps;
+    in.ooo = ooo;
     sobas_action a{};
     if (!sobas_engine_feed(&e, &in, &a)) return false;
     acts.push_back(a);
@@ -216,7 +218,7 @@ TEST(Engine, SlowStartRateDropGoesToCongestionAvoidance) {
   Engine g;
   g.feed(10);
   g.feed(40);
-  ASSERT_TRUE(g.feed(20));
+  ASSERT_TRUE(g.feed(20, kRtt, 40));
   EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
   EXPECT_EQ(g.last().why, SOBAS_WHY_RATE_DROP);
   EXPECT_FALSE(g.last().set);
@@ -227,7 +229,7 @@ TEST(Engine, CongestionAvoidanceNeedsFiveEqualRates) {
   Engine g;
   g.feed(10);
   g.feed(40);
-  g.feed(20);  // -> 3, history starts with 20
+  g.feed(20, kRtt, 40);  // -> 3, history starts with 20
   for (double r : {60.0, 76.0, 77.0, 78.0, 77.5}) EXPECT_FALSE(g.feed(r, 45000)) << r;
   ASSERT_TRUE(g.feed(76.5, 45000));
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
@@ -236,11 +238,37 @@ TEST(Engine, CongestionAvoidanceNeedsFiveEqualRates) {
 }
 
 // CUBIC regrowing after a loss: +1.5% a window is within ±5% over five windows, but it is a climb.
+// A drop in slow start with no loss in its window or the two before is a pause (the host, the
+// application): the sender is still in slow start, so the search stays there and keeps the start cap
+// (measured on a 2-BDP path: a 20% drop 586 ms in, no retransmission in the whole run, read as slow
+// start's end, decided only 2376 ms in). A loss two windows before the drop still ends it.
+TEST(Engine, ADropInSlowStartWithNoLossIsAPause) {
+  Engine g(100 * kMbps);
+  const uint64_t cap = g.e.s;
+  g.feed(20);
+  g.feed(50);
+  EXPECT_FALSE(g.feed(40)) << "20% down with no loss";
+  EXPECT_EQ(g.e.state, SOBAS_ST_SLOW_START);
+  EXPECT_EQ(g.e.s, cap) << "the start cap stays";
+  g.feed(80);
+  ASSERT_TRUE(g.feed(81, 46000));
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+
+  Engine late(100 * kMbps);
+  late.feed(20);
+  late.feed(50, kRtt, 10);
+  late.feed(90);
+  ASSERT_TRUE(late.feed(60)) << "the loss two windows back";
+  EXPECT_EQ(late.last().to, SOBAS_ST_CONG_AVOID);
+  EXPECT_EQ(late.last().why, SOBAS_WHY_RATE_DROP);
+}
+
 TEST(Engine, SlowlyClimbingRateIsNotFlat) {
   Engine g;
   g.feed(10);
   g.feed(40);
-  g.feed(20);  // -> 3
+  g.feed(20, kRtt, 40);  // -> 3
   for (double r : {64.0, 65.0, 66.0, 67.0, 68.0, 69.0}) EXPECT_FALSE(g.feed(r, 45000)) << r;
   EXPECT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
 }
@@ -250,7 +278,7 @@ TEST(Engine, ConstRateDropDecidesOnTheRateBeforeTheDrop) {
   Engine g;
   g.feed(10);
   g.feed(40);
-  g.feed(20);  // slow start ended in loss: congestion avoidance
+  g.feed(20, kRtt, 40);  // slow start ended in loss: congestion avoidance
   g.feed(35);
   g.feed(50);
   g.feed(60);
@@ -322,7 +350,9 @@ TEST(Engine, AProbedReceiversPlateauNeedsAQueueInEveryWindow) {
   for (Engine *g : {&jitter, &queued, &kernel}) {
     g->feed(10, kRtt, 0, g != &kernel);
     g->feed(40, kRtt, 0, g != &kernel);
+    g->ooo = g != &kernel ? 300 : 0;
     ASSERT_TRUE(g->feed(20, kRtt, g == &kernel ? 300 : 0, g != &kernel));  // slow start ended in loss
+    g->ooo = 0;
     ASSERT_EQ(g->e.state, SOBAS_ST_CONG_AVOID);
   }
   const uint32_t rtts[] = {42300, 42400, 42800, 41400, 42900};
@@ -369,7 +399,7 @@ TEST(Engine, CongestionAvoidanceSearchesUncappedAfterTheStartCap) {
   Engine g(40 * kMbps);  // S = 240 000 B = 48 Mb/s at 40 ms
   g.feed(10);
   g.feed(30);
-  ASSERT_TRUE(g.feed(12));
+  ASSERT_TRUE(g.feed(12, kRtt, 40));
   EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
   EXPECT_EQ(g.e.s, g.p.s_max);
   g.feed(30);
@@ -565,7 +595,7 @@ TEST(Engine, KernelLossesBesideTheProbe) {
   EXPECT_EQ(window(ss, 3, 0), SOBAS_ST_SLOW_START) << "no echo in the window: the RTT is unknown";
   Engine searching;
   searching.feed(20);
-  searching.feed(10);  // congestion avoidance
+  searching.feed(10, kRtt, 40);  // slow start ended in loss: congestion avoidance
   EXPECT_EQ(window(searching, 3, kRtt + 200), SOBAS_ST_CONGESTED) << "no queue: someone else's loss";
   Engine held;
   held.feed(20);
@@ -611,7 +641,7 @@ TEST(Engine, CapacityArrivingLateCapsSlowStartOnce) {
   EXPECT_FALSE(sobas_engine_capacity(&g.e, 50 * kMbps, kRtt, g.t, &a)) << "already capped";
   Engine h;
   h.feed(20);
-  h.feed(10);  // a rate drop: congestion avoidance
+  h.feed(10, kRtt, 40);  // a rate drop with a loss: congestion avoidance
   ASSERT_EQ(h.e.state, SOBAS_ST_CONG_AVOID);
   EXPECT_FALSE(sobas_engine_capacity(&h.e, 100 * kMbps, kRtt, h.t, &a));
   Engine none;
@@ -624,7 +654,7 @@ TEST(Engine, SlowStartEndingInLossLiftsTheStartCap) {
   Engine g(100 * kMbps);
   ASSERT_EQ(g.e.s, (uint64_t)(1.2 * bytes(100 * kMbps, kRtt)));
   g.feed(40);
-  ASSERT_TRUE(g.feed(20));  // a drop with no plateau before it
+  ASSERT_TRUE(g.feed(20, kRtt, 40));  // a drop with a loss and no plateau before it
   EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
   EXPECT_EQ(g.last().why, SOBAS_WHY_RATE_DROP);
   EXPECT_TRUE(g.last().set);
@@ -734,7 +764,7 @@ TEST(EngineTrace, LossAtTheEndOfSlowStart) {
   Engine g;
   g.feed(6);
   g.feed(24);
-  g.feed(70);     // overshoot: DropTail overflows
+  g.feed(70, kRtt, 30);  // overshoot: DropTail overflows
   ASSERT_TRUE(g.feed(35));  // halved: no plateau before it
   EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
   g.feed(60);
@@ -1170,7 +1200,7 @@ TEST(Engine, LossesUnderTheDecidedRateAreThePathsBeforeTheOfferedWindowDrains) {
 TEST(Engine, AsideOnTheLossOfABurstItComesBackWhenTheLossesStop) {
   Engine g;
   g.feed(20);
-  g.feed(10);  // slow start ended in a loss: congestion avoidance
+  g.feed(10, kRtt, 40);  // slow start ended in a loss: congestion avoidance
   ASSERT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
   ASSERT_TRUE(g.feed(60, kRtt, 3, true));
   ASSERT_EQ(g.last().why, SOBAS_WHY_CONGESTED);
