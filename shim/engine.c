@@ -506,8 +506,10 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     /* The plateau's higher rate: its second window often holds the loss already and is cut by it
      * (measured: 72 then 68 Mb/s with 270 out-of-order arrivals, then the drop). */
     uint64_t before = last3[0] > last3[1] ? last3[0] : last3[1];
-    int r = m > 0 && d <= e->p.equal_tol * m ? decide_or_aside(e, a, in, in_ss, before, n - 1, SOBAS_WHY_CONST_RATE_DROP) : -1;
-    if (r >= 0) return r;
+    if (m > 0 && d <= e->p.equal_tol * m) {
+      int r = decide_or_aside(e, a, in, in_ss, before, n - 1, SOBAS_WHY_CONST_RATE_DROP);
+      if (r >= 0) return r;
+    }
   }
   /* flat-rate: n almost-equal rates while the path is full: the RTT shows a queue, or S grew under the
    * flat rate. A flat rate with neither is a sender that is not pushing (CUBIC regrowing after a
@@ -528,8 +530,10 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     int least = e->p.full_least || in->probe;
     int full = in_ss ? rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000)
                      : rtt_above(least ? least_rtt(e, need) : median_rtt(e, need), t0, e->p.equal_tol, 1000);
-    int r = s_grew || full ? decide_or_aside(e, a, in, in_ss, plateau, n, SOBAS_WHY_FLAT_RATE) : -1;
-    if (r >= 0) return r;
+    if (s_grew || full) {
+      int r = decide_or_aside(e, a, in, in_ss, plateau, n, SOBAS_WHY_FLAT_RATE);
+      if (r >= 0) return r;
+    }
   }
   /* flat-rate, seen by a pacer's exact RTT (ss_queue_frac) within the round it happens: its slow start
    * has filled the buffer when its RTT shows a queue in a window at its highest rate yet (not a dip: a
@@ -539,8 +543,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
    * kernel's delivery rate at the window's end when that is higher (on the 150 ms path the mean read
    * 34.7 Mb/s of A = 38, and the lifts took 4 s to make it up). */
   if (in_ss && e->p.ss_queue_frac > 0 && !lost_lately && n >= 2 && in->rate_bps >= max_rate(e, n) &&
-      rtt_above(in->rtt_us, t0, e->p.ss_queue_frac, e->p.ss_queue_min_us))
-  {
+      rtt_above(in->rtt_us, t0, e->p.ss_queue_frac, e->p.ss_queue_min_us)) {
     int r = decide_or_aside(e, a, in, in_ss, in->rate_now_bps > in->rate_bps ? in->rate_now_bps : in->rate_bps, n,
                             SOBAS_WHY_FLAT_RATE);
     if (r >= 0) return r;
