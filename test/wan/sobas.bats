@@ -151,7 +151,7 @@ valid_download() {
     echo "$1: attempt $attempt invalid: $why"
   done
   # Nothing about the flow was measured: the host, not sobas, failed (a red run here would be noise).
-  skip "$1: no valid run in 4 attempts: the host is too busy to emulate the path"
+  skip "$1: no valid run in 4 attempts (the last: $why): the host is too busy to emulate the path"
 }
 
 # Judges one sobas run against the issue's bars; prints the measurements first.
