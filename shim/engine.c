@@ -135,20 +135,28 @@ static void push_rate(struct sobas_engine *e, uint64_t r, uint32_t rtt_us) {
   e->n_rates++;
 }
 
-/* The last n rates are each within ±equal_tol of their mean, and they are not still climbing (the
- * newest at most equal_tol/2 above the oldest: CUBIC regrowing after a loss rises ~1.5% a window,
- * which five windows of ±5% alone would call flat). *mean gets their mean. */
-static int last_equal(const struct sobas_engine *e, uint32_t n, uint64_t *mean) {
-  if (n < 2 || e->n_rates < n) return 0;
+/* The n rates before window `end` are each within ±equal_tol of their mean, which *mean gets. */
+static int rates_equal(const struct sobas_engine *e, uint32_t end, uint32_t n, double *mean) {
+  if (n < 2 || end < n || end > e->n_rates) return 0;
   double sum = 0;
-  for (uint32_t i = e->n_rates - n; i < e->n_rates; i++) sum += (double)e->rates[i];
+  for (uint32_t i = end - n; i < end; i++) sum += (double)e->rates[i];
   double m = sum / n;
   if (m <= 0) return 0;
-  for (uint32_t i = e->n_rates - n; i < e->n_rates; i++) {
+  for (uint32_t i = end - n; i < end; i++) {
     double d = (double)e->rates[i] - m;
     if (d < 0) d = -d;
     if (d > e->p.equal_tol * m) return 0;
   }
+  *mean = m;
+  return 1;
+}
+
+/* The last n rates are equal (above), and they are not still climbing (the newest at most equal_tol/2
+ * above the oldest: CUBIC regrowing after a loss rises ~1.5% a window, which five windows of ±5% alone
+ * would call flat). *mean gets their mean. */
+static int last_equal(const struct sobas_engine *e, uint32_t n, uint64_t *mean) {
+  double m;
+  if (!rates_equal(e, e->n_rates, n, &m)) return 0;
   if ((double)e->rates[e->n_rates - 1] - (double)e->rates[e->n_rates - n] > e->p.equal_tol / 2 * m) return 0;
   *mean = (uint64_t)m;
   return 1;
@@ -444,16 +452,8 @@ static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us) {
  * 48 ms on the 40 ms path 759 ms in, the link carrying 17-63 Mb/s with at most 3 KB queued, stepped
  * aside there and never came back in 60 s). A competitor's share stands as long as its queue does. */
 static int share_stands(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t end) {
-  uint32_t k = queue_span(e, base_rtt(in));
-  if (end < k || end > e->n_rates) return 0;
-  double sum = 0;
-  for (uint32_t i = end - k; i < end; i++) sum += (double)e->rates[i];
-  double m = sum / k;
-  for (uint32_t i = end - k; i < end; i++) {
-    double d = (double)e->rates[i] - m;
-    if ((d < 0 ? -d : d) > e->p.equal_tol * m) return 0;
-  }
-  return under_share(e, (uint64_t)m);
+  double m;
+  return rates_equal(e, end, queue_span(e, base_rtt(in)), &m) && under_share(e, (uint64_t)m);
 }
 
 /* Decides on `rate`, or steps aside instead when it is a competitor's share: in slow start beside its
