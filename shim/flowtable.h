@@ -98,7 +98,7 @@ struct sobas_flow {
   uint64_t lost_total;      /* loss signals so far (probe echo gaps, else out-of-order arrivals) */
   int64_t ring_sample_ns;   /* when the last sample record was written */
   uint32_t peer_held;       /* a sender's windows in a row held by the peer's window (track.c, peer_holds) */
-  uint32_t peer_wnd_first;  /* the peer's window at the first of them */
+  uint32_t peer_wnd_max;    /* the largest peer's window they ended on */
   uint32_t peer_firm;       /* of those, the windows in a row held for most of their time */
 };
 

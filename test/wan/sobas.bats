@@ -662,6 +662,16 @@ reader, sender, writer = limits(parse(f"{d}/reader.log"), "receiver"), limits(pa
     limits(parse(f"{d}/writer.log"), "sender")
 for name, c in (("slow reader's receiver", reader), ("its sender", sender), ("slow writer's sender", writer)):
     print(f"{name}: {dict(c)}")
+# What the yield rule saw: per window of the sender's flow, the share of it held by the peer's window and
+# the peer's window at its end.
+srv = parse(server_log)
+last = max(int(x["flow"]) for x in srv if x.get("ev") == "window" and x.get("role") == "sender")
+for x in srv:
+    if x.get("ev") == "window" and x.get("role") == "sender" and int(x["flow"]) == last:
+        print(f"  sender window at {x['t_ms']} ms: {100 * int(x['rwnd_lim_us']) / max(int(x['dur_us']), 1):.0f}% "
+              f"of {int(x['dur_us']) // 1000} ms peer-held, snd_wnd {int(x['snd_wnd']) // 1024} KiB, {x['limit']}")
+    elif x.get("ev") == "yield" and int(x["flow"]) == last:
+        print(f"  yield at {x['t_ms']} ms")
 # A quarter of the windows at least: before the receive buffer fills, and once its own engine holds the
 # reader's plateau (it may: the rate is flat), other readings are right too (measured 31 of 32, and 36
 # of 109 with 16 held by sobas, for the reader; 27 of 30, and 14 of 30 before the yield, for the sender).
