@@ -252,10 +252,12 @@ class Run:
     rtt_p95_ms: float = float("nan")
     decision_ms: float | None = None
     # A competitor that arrives and leaves: seconds from its arrival to the flow stepping aside, from
-    # its departure to the flow held again, and the p50 RTT+ over the transfer's last 10 s.
+    # its departure to the flow held again, the p50 RTT+ over the transfer's last 10 s, and the flow's
+    # wire rate while the competitor was there (the share it kept: where a run's goodput is won or lost).
     aside_s: float | None = None
     back_s: float | None = None
     rtt_last10_p50_ms: float | None = None
+    beside_mbps: float | None = None
     emu: dict = field(default_factory=dict)
     series: dict = field(default_factory=dict)  # t, mbps, rtt_t, rtt_ms, win_t, win_bytes
 
@@ -534,6 +536,8 @@ class Bench:
             run.series["competitor"] = [round(arrive - t0, 2), round(leave - t0, 2)]
             last = [r - cal["base_rtt_ms"] for t, r in pings if r >= 0 and t >= t1 - 10]
             run.rtt_last10_p50_ms = round(percentile(sorted(last), 50), 2) if last else None
+            beside = [m for t, m in zip(run.series["t"], run.series["mbps"]) if arrive - t0 <= t < leave - t0]
+            run.beside_mbps = round(statistics.mean(beside), 1) if beside else None
             if spec["preload"]:
                 moves = decisions_mono(log)
                 run.aside_s = next((round(t - arrive, 2) for t, to in moves if t >= arrive and to == "congested"), None)
@@ -747,7 +751,7 @@ def summarise(sc, cal, size, runs, commit):
             decision_ms=round(statistics.mean(d), 1) if (d := [r.decision_ms for r in ok
                                                                 if r.decision_ms is not None]) else None,
             aside_s=[r.aside_s for r in ok], back_s=[r.back_s for r in ok],
-            rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok],
+            rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok], beside_mbps=[r.beside_mbps for r in ok],
             invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid],
             paired_seeds=True))
     return dict(name=sc.name, title=sc.title, paper=sc.paper, run_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -825,12 +829,15 @@ def markdown(results):
         if cross.get("start"):
             out += ["", f"The competitor arrives {cross['start']:g} s into the transfer and leaves {cross['duration']:g} s "
                     "later. Per valid run: seconds from its arrival to stepping aside, from its departure to "
-                    "held again, and the p50 RTT+ of the transfer's last 10 s (ms).", "",
-                    "| contender | aside after (s) | held again after (s) | RTT+ p50, last 10 s |", "|---|---|---|---|"]
+                    "held again, the p50 RTT+ of the transfer's last 10 s (ms), and the flow's wire rate while the "
+                    "competitor was there (Mb/s).", "",
+                    "| contender | aside after (s) | held again after (s) | RTT+ p50, last 10 s | rate beside it |",
+                    "|---|---|---|---|---|"]
             for c in s["contenders"]:
                 out.append(f"| {c['contender']} | {', '.join(fmt(x) for x in c.get('aside_s', []))} | "
                            f"{', '.join(fmt(x) for x in c.get('back_s', []))} | "
-                           f"{', '.join(fmt(x) for x in c.get('rtt_last10_p50_ms', []))} |")
+                           f"{', '.join(fmt(x) for x in c.get('rtt_last10_p50_ms', []))} | "
+                           f"{', '.join(fmt(x) for x in c.get('beside_mbps', []))} |")
         bad = [f"- {c['contender']} {i}" for c in s["contenders"] for i in c["invalid"]]
         if bad:
             out += ["", "Invalid runs (excluded):"] + bad
