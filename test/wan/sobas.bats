@@ -247,7 +247,9 @@ A=77.2
 # avoidance while CUBIC regrew, decided on flat-rate at 2376 ms and held 98.8% of A from there: 94.5%
 # whole.
 @test "2-BDP buffer: plain CUBIC inflates the RTT by over 100%; sobas holds it within 10% (the benchmark: 5%) at >= 95% of A once held" {
-  valid_download bloated-plain plain 1000000 0 20M
+  # Plain CUBIC's run only shows the queue it builds, which a link frozen a few percent of the time
+  # does not shrink (a CI pre-check skipped this test for it: 4.0% frozen in its 4th attempt).
+  STALL_LIMIT=0.06 valid_download bloated-plain plain 1000000 0 20M
   valid_download bloated sobas 1000000 0 20M
   plain_p50=$(awk '$3 >= 0 { print $3 / 1000 }' "$BATS_TEST_TMPDIR/bloated-plain.ping" | sort -n |
     awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
@@ -307,6 +309,10 @@ PY
 # against its pair's 22.9), so a second pair tells that from an engine that holds the flow back.
 @test "a CUBIC flow keeping a 1-BDP buffer full: sobas steps aside and stays released (goodput: one of 2 pairs)" {
   truncate -s 100M "$BATS_FILE_TMPDIR/mid"
+  # A link frozen a few percent of the time moves neither a 12 s hold limit nor a 0.6x margin; at 3% this
+  # test was skipped in 3 of 4 CI runs on 2026-11-26 (plain runs of ~49 s beside the competitor froze
+  # 3.6%): a share of 6%, as the nginx and paced-server tests have.
+  export STALL_LIMIT=0.06
   local i
   for i in 1 2; do
     COMPETITOR="0 90 cubic" valid_download "compete-plain$i" plain 500000 0 0 mid
