@@ -57,7 +57,8 @@ struct Engine {
   }
   const sobas_action &last() const { return acts.back(); }
   // One window of a decided flow whose offered window is down to S (held), at rate mbps and RTT rtt_us.
-  bool held(double mbps, uint32_t rtt_us = kRtt) {
+  // With rtt_least_us, the probe is active: rtt_us is its echoes' mean, rtt_least_us the least of them.
+  bool held(double mbps, uint32_t rtt_us = kRtt, uint32_t rtt_least_us = 0) {
     t += 2 * (int64_t)rtt_us * 1000;
     sobas_engine_input in{};
     in.t_ns = t;
@@ -66,6 +67,9 @@ struct Engine {
     in.base_rtt_us = kRtt;
     in.mss = 1448;
     in.rcv_wnd = (uint32_t)e.s;
+    in.probe = rtt_least_us != 0;
+    in.rtt_max_us = rtt_least_us ? rtt_us : 0;
+    in.rtt_least_us = rtt_least_us;
     sobas_action a{};
     if (!sobas_engine_feed(&e, &in, &a)) return false;
     acts.push_back(a);
@@ -100,9 +104,9 @@ struct Engine {
     }
   }
   // Feeds held windows until an action or n windows; returns how many were fed.
-  int held_until_action(int n, double mbps, uint32_t rtt_us) {
+  int held_until_action(int n, double mbps, uint32_t rtt_us, uint32_t rtt_least_us = 0) {
     for (int i = 1; i <= n; i++)
-      if (held(mbps, rtt_us)) return i;
+      if (held(mbps, rtt_us, rtt_least_us)) return i;
     return n + 1;
   }
 };
@@ -986,6 +990,21 @@ TEST(Engine, ANewcomerAfterHeldAloneStepsAsideAtOnce) {
   ASSERT_LE(g.held_until_action(20, 50.0 * 40 / 70, 70000), 5);
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
   EXPECT_EQ(g.e.r_alone, 50 * kMbps);
+}
+
+// With the probe, a standing queue is under the least echo too: windows whose echoes' mean rose while
+// the least stayed at the base (a host delaying the path a few ms at a time), the rate sunk, are no
+// newcomer; a real one lifts the least as well (arrive-leave: 81-88 Mb/s of 96, mean 45.6-47.0 ms,
+// least 40.3-41.3 after the competitor had left; 45-66 ms at its arrival).
+TEST(Engine, AProbedFlowsStandingQueueIsUnderItsLeastEcho) {
+  Engine g;
+  g.decide(96);
+  EXPECT_EQ(g.held_until_action(20, 96, kRtt + 800, kRtt + 200), 21);
+  ASSERT_TRUE(g.e.held_clean);
+  EXPECT_EQ(g.held_until_action(8, 84, 46500, 40800), 9) << "the mean rose, the least did not";
+  EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  ASSERT_LE(g.held_until_action(8, 60, 60000, 55000), 5);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
 }
 
 // A standing queue spans at least 300 ms: on a 40 ms path four windows, not three (a host that falls
