@@ -622,17 +622,19 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
   uint32_t ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
   int queue = rtt_above(least_rtt(e, k), ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
   /* With the probe, a queue that stands is under every echo, the window's least one too: a host that
-   * delays the emulator or the endpoints for a few ms at a time lifts the echoes' mean and sinks the
+   * delays the emulator or the endpoints by up to ~20 ms at times lifts the echoes' mean and sinks the
    * rate, not the least. Measured on arrive-leave after the competitor had left: three windows at
-   * 81-88 Mb/s of 96 held, echo means 45.6-47.0 ms, least 40.3-41.3 (base 40): stepped aside as
-   * "competing", 437 retransmits and 2 s at S_max; a real arrival's least was 45-66 ms. */
-  if (queue && in->probe && in->rtt_least_us)
-    queue = rtt_above(in->rtt_least_us, ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
+   * 81-88 Mb/s of 96 held, echo means 45.6-47.0 ms (highest 55.7-58.7), least 40.3-41.3 (base 40):
+   * stepped aside as "competing", 437 retransmits and 2 s at S_max; a real arrival's least was 45-66
+   * ms. Such a window is no queue, nor a clean one: the RTT held alone is not measured over it. */
+  int delayed = queue && in->probe && in->rtt_least_us &&
+                !rtt_above(in->rtt_least_us, ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
+  if (delayed) queue = 0;
   int sank = (double)r < e->p.queue_rate_keep * (double)e->r_held;
   /* Before a clean hold the queue alone tells; after one, a newcomer's queue sinks the rate too. */
   int competitor = queue && (sank || !e->held_clean);
   if (!competitor) {
-    e->clean_run = !queue && !sank ? e->clean_run + 1 : 0;
+    e->clean_run = !queue && !sank && !delayed ? e->clean_run + 1 : 0;
     if (e->clean_run >= k && !e->held_clean) {
       /* Held alone: a later step aside is a competitor's arrival, and a return that got here was not in vain. */
       e->held_clean = 1;

@@ -1005,6 +1005,14 @@ TEST(Engine, AProbedFlowsStandingQueueIsUnderItsLeastEcho) {
   EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
   ASSERT_LE(g.held_until_action(8, 60, 60000, 55000), 5);
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  // Nor is such a window a clean one: the RTT held alone is not measured over the delayed mean.
+  Engine h;
+  h.decide(96);
+  EXPECT_EQ(h.held_until_action(8, 96, 46500, 40800), 9);
+  EXPECT_FALSE(h.e.held_clean);
+  EXPECT_EQ(h.held_until_action(8, 96, kRtt + 800, kRtt + 200), 9);
+  ASSERT_TRUE(h.e.held_clean);
+  EXPECT_LT(h.e.rtt_alone_us, kRtt + 1000u);
 }
 
 // A standing queue spans at least 300 ms: on a 40 ms path four windows, not three (a host that falls
