@@ -511,7 +511,7 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
 
 /* A window held firmly (rwnd-limited for most of it) is held whatever the peer's window reads at its
  * end: a slow reader's window opens and closes as it reads (measured under curl --limit-rate 2M:
- * snd_wnd 1 KB to 1 MB at successive window ends, rwnd-limited 72-92% of every window). So "not
+ * snd_wnd 1 KB to 1 MB at successive window ends, rwnd-limited 72-92% of most windows). So "not
  * growing" compares the window's end with the largest the held windows before it ended on, not with
  * the first: a first one that ended near closed (1 KiB here) lets no later one pass. A CI run's sender,
  * held for over half of each of 13 windows, never let go (likely so: the firm rule needs 80% twice

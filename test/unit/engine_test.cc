@@ -993,7 +993,7 @@ TEST(Engine, ANewcomerAfterHeldAloneStepsAsideAtOnce) {
 }
 
 // With the probe, a standing queue is under the least echo too: windows whose echoes' mean rose while
-// the least stayed at the base (a host delaying the path a few ms at a time), the rate sunk, are no
+// the least stayed at the base (a host delaying the path up to ~20 ms at times), the rate sunk, are no
 // newcomer; a real one lifts the least as well (arrive-leave: 81-88 Mb/s of 96, mean 45.6-47.0 ms,
 // least 40.3-41.3 after the competitor had left; 45-66 ms at its arrival).
 TEST(Engine, AProbedFlowsStandingQueueIsUnderItsLeastEcho) {

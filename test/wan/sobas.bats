@@ -660,23 +660,23 @@ PY
 import collections, sys
 d, server_log = sys.argv[1], sys.argv[2]
 parse = lambda path: [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(path)]
-def limits(log, role):
-    ws = [x for x in log if x.get("ev") == "window" and x.get("role") == role]
-    last = max(int(x["flow"]) for x in ws)  # an invalid attempt's flow came before
-    return collections.Counter(x["limit"] for x in ws if int(x["flow"]) == last)
-reader, sender, writer = limits(parse(f"{d}/reader.log"), "receiver"), limits(parse(server_log), "sender"), \
-    limits(parse(f"{d}/writer.log"), "sender")
+def last_flow(path, role):  # an invalid attempt's flow came before
+    log = parse(path)
+    last = max(int(x["flow"]) for x in log if x.get("ev") == "window" and x.get("role") == role)
+    return [x for x in log if x.get("flow") == str(last)]
+limits = lambda flow, role: collections.Counter(x["limit"] for x in flow if x.get("ev") == "window" and x["role"] == role)
+srv = last_flow(server_log, "sender")
+reader, sender, writer = limits(last_flow(f"{d}/reader.log", "receiver"), "receiver"), limits(srv, "sender"), \
+    limits(last_flow(f"{d}/writer.log", "sender"), "sender")
 for name, c in (("slow reader's receiver", reader), ("its sender", sender), ("slow writer's sender", writer)):
     print(f"{name}: {dict(c)}")
 # What the yield rule saw: per window of the sender's flow, the share of it held by the peer's window and
 # the peer's window at its end.
-srv = parse(server_log)
-last = max(int(x["flow"]) for x in srv if x.get("ev") == "window" and x.get("role") == "sender")
 for x in srv:
-    if x.get("ev") == "window" and x.get("role") == "sender" and int(x["flow"]) == last:
+    if x.get("ev") == "window" and x.get("role") == "sender":
         print(f"  sender window at {x['t_ms']} ms: {100 * int(x['rwnd_lim_us']) / max(int(x['dur_us']), 1):.0f}% "
               f"of {int(x['dur_us']) // 1000} ms peer-held, snd_wnd {int(x['snd_wnd']) // 1024} KiB, {x['limit']}")
-    elif x.get("ev") == "yield" and int(x["flow"]) == last:
+    elif x.get("ev") == "yield":
         print(f"  yield at {x['t_ms']} ms")
 # A quarter of the windows at least: before the receive buffer fills, and once its own engine holds the
 # reader's plateau (it may: the rate is flat), other readings are right too (measured 31 of 32, and 36
@@ -685,7 +685,7 @@ share = lambda c, k: c[k] / sum(c.values())
 assert share(reader, "application") >= 0.25, "the slow reader is not what holds its receiver back"
 assert share(sender, "peer-window") >= 0.25, "the peer's window is not what holds the sender back"
 assert share(writer, "application") >= 0.9, "the slow writer is not what holds its sender back"
-assert any(x.get("ev") == "yield" for x in parse(server_log)), "the sender held by the peer's window did not let go"
+assert any(x.get("ev") == "yield" for x in srv), "the sender held by the peer's window did not let go"
 assert not any(x.get("ev") == "decision" for x in parse(f"{d}/writer.log")), "decided on the application's rate"
 PY
 }
