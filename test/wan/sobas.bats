@@ -307,7 +307,7 @@ PY
 # when its slow start first loses, which no engine decides while it searches uncapped (plain runs
 # measured 24-31 Mb/s; a preloaded run lost at 10 Mb/s 0.9 s into slow start, uncapped, and made 13.5
 # against its pair's 22.9), so a second pair tells that from an engine that holds the flow back.
-@test "a CUBIC flow keeping a 1-BDP buffer full: sobas steps aside and stays released (goodput: one of 2 pairs)" {
+@test "a CUBIC flow keeping a 1-BDP buffer full: sobas steps aside and is never held under its share (goodput: one of 2 pairs)" {
   truncate -s 100M "$BATS_FILE_TMPDIR/mid"
   # A link frozen a few percent of the time moves neither a 12 s hold limit nor a 0.6x margin; at 3% this
   # test was skipped in 3 of 4 CI runs on 2026-11-26 (plain runs of ~49 s beside the competitor froze
@@ -319,7 +319,7 @@ PY
     COMPETITOR="0 90 cubic" valid_download "compete$i" sobas 500000 0 0 mid
     local verdict=0
     python3 - "$BATS_TEST_TMPDIR" "$i" <<'PY' || verdict=$?
-import sys
+import statistics, sys
 d, i = sys.argv[1], sys.argv[2]
 def goodput(n):
     size, secs, *_ = open(f"{d}/{n}.result").read().split()
@@ -331,16 +331,22 @@ plain, sobas = goodput(f"compete-plain{i}"), goodput(f"compete{i}")
 print(f"pair {i}: plain {plain:.1f} Mb/s, sobas {sobas:.1f} Mb/s ({100 * sobas / plain:.0f}%)")
 for x in dec:
     print("  " + " ".join(f"{k}={x[k]}" for k in ("t_ms", "from", "to", "why", "s", "rate_bps", "rtt_us", "base_rtt_us")))
-# Until it decides the flow searches uncapped (plain CUBIC); every hold it decides beside the
-# competitor must end in a step aside within one of the competitor's sawtooth cycles. Without sobasd
+# Until it decides the flow searches uncapped (plain CUBIC); every hold its first search decides
+# beside the competitor must end in a step aside within one of the competitor's sawtooth cycles. Without sobasd
 # a competitor whose queue was already in the base RTT at the decision shows only once its CUBIC
 # window climbs back over that base: its cycle K = cbrt(W_max * 0.3 / 0.4) is ~8 s here (W_max ~ 690
 # packets of 1 BDP + 1-BDP buffer), so 12 s (measured 1.0-2.6 s in most runs, 9.2 s in one CI run of
 # six, with goodput 102% of plain's); a step aside for losses before any hold leaves no hold to time.
+# Aside, the flow may return (its rate 40% up on the windows before: beside CUBIC its share drifts, and
+# a CI run returned 18 s after its step aside, decided at 35.6 Mb/s where it had made 13-20 aside, and
+# was held for most of the 12 s left, at 123% of its plain pair's goodput). A hold after a return is
+# judged by what it cedes, below: a fault where it keeps the flow under 0.8x its rate aside (the median
+# of its released windows) for long.
 end = int(wins[-1]["t_ms"])
-holds, start = [], None
+holds, start, returned = [], None, False
 for x in dec:
-    if x["to"] == "decided" and start is None:
+    returned = returned or x["why"] == "resume"
+    if x["to"] == "decided" and start is None and not returned:
         start = int(x["t_ms"])
     elif x["to"] == "congested" and start is not None:
         holds.append(int(x["t_ms"]) - start)
@@ -351,12 +357,15 @@ aside = next((int(x["t_ms"]) for x in dec if x["to"] == "congested"), None)
 if aside is None:
     sys.exit("never stepped aside")
 after = [w for w in wins if int(w["t_ms"]) > aside]
-released = sum(w["s"] == "0" for w in after) / len(after)
-print(f"holds {holds} ms; first aside at {aside} ms, released in {100 * released:.0f}% of the {len(after)} windows after")
+rate_aside = statistics.median(int(w["rx_bps"]) for w in after if w["s"] == "0")
+capped = [w for w in after if w["s"] != "0"]
+ceded = [w for w in capped if int(w["rx_bps"]) < 0.8 * rate_aside]
+print(f"holds before any return {holds} ms; first aside at {aside} ms, {rate_aside / 1e6:.1f} Mb/s aside; of the {len(after)} "
+      f"windows after, {len(capped)} capped, {len(ceded)} of them under 0.8x that rate")
 if max(holds, default=0) > 12000:
     sys.exit("held beside the competitor for over a sawtooth cycle (12 s)")
-if released < 0.7:
-    sys.exit("capped again for long beside the competitor")
+if len(ceded) > 0.3 * len(after):
+    sys.exit("capped under its rate aside for long beside the competitor")
 # A sanity margin only: exit 3 lets the second pair tell a host's deviation from the engine's.
 if sobas < 0.6 * plain:
     print("far below plain CUBIC")
