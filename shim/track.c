@@ -596,11 +596,16 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     uint64_t read = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED);
     f->last_limit = (uint8_t)sobas_window_limit(role, &w, &s, f->hold.s, f->hold.pace_Bps != 0,
                                                 s.bytes_received > read ? s.bytes_received - read : 0);
-    /* A sender's window the application or the peer's window limited measures them, not the path:
-     * the engine never decides on it (measured: a server writing 64 KiB every 50 ms was decided at its
-     * own rate and paced 1% under it; one sending to a reader of 2 MB/s, at the reader's rate). */
-    int measures_path = !(f->flags & SOBAS_FLOW_SENDS) ||
-                        (f->last_limit != SOBAS_LIMIT_APP && f->last_limit != SOBAS_LIMIT_PEER_WINDOW);
+    /* A window the application limited (or, a sender's, the peer's window) measures them, not the
+     * path: the engine never decides on it (measured: a server writing 64 KiB every 50 ms was decided
+     * at its own rate and paced 1% under it; one sending to a reader of 2 MB/s, at the reader's rate).
+     * A receiver's too: a reader of 2 MB/s after a first window at 72 Mb/s is a drop to 17 Mb/s, which
+     * with a loss of the sender's slow start beside it ends the receiver's slow start and opens its
+     * window. Likely what a run of the WAN suite saw (its log was not kept): a slow reader that read
+     * "sender or path" in 17 of 23 windows, where autotuning's window reads "application" in 31 of 32,
+     * and its sender never held by that window. */
+    int measures_path = f->last_limit != SOBAS_LIMIT_APP &&
+                        (!(f->flags & SOBAS_FLOW_SENDS) || f->last_limit != SOBAS_LIMIT_PEER_WINDOW);
     if (steered && measures_path) steer(fd, f, &w, &pv);
     if (logging()) log_window(f, &w, role, &pv);
     if (w.t_end_ns - f->ring_sample_ns >= (int64_t)SOBAS_RING_SAMPLE_MS * 1000000) {

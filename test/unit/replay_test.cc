@@ -69,6 +69,7 @@ std::vector<Decision> replay(const std::vector<Fields> &log) {
       continue;
     }
     if (f.at("ev") != "window" || f.at("role") != "receiver") continue;
+    if (f.count("limit") && f.at("limit") == "application") continue;  // track.c: the application's, not the path's
     int64_t end_ns = (int64_t)num(f, "end_us") * 1000;
     uint32_t rtt = (uint32_t)num(f, "rcv_rtt_us") ? (uint32_t)num(f, "rcv_rtt_us") : (uint32_t)num(f, "rtt_us");
     bool probing = f.count("probe") && f.at("probe") == "active";
