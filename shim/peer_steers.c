@@ -47,7 +47,7 @@ static const struct sobas_steered_table *map_table(const char *path, uint64_t *i
 static void look(int64_t now_ns) {
   if (now_ns < __atomic_load_n(&S.next_look_ns, __ATOMIC_RELAXED) || __atomic_exchange_n(&S.busy, 1, __ATOMIC_ACQUIRE))
     return;
-  S.next_look_ns = now_ns + 1000000000LL;
+  __atomic_store_n(&S.next_look_ns, now_ns + 1000000000LL, __ATOMIC_RELAXED); /* read unlocked above */
   int saved = errno;
   struct stat ns, st;
   if (stat("/proc/self/ns/net", &ns) == 0) {
