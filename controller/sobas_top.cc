@@ -83,7 +83,9 @@ std::string limit_of(const sobas_ring_record &r) {
   std::string beside = !aside ? "" : r.why == SOBAS_WHY_COMPETING ? ", beside a competing flow" : ", congested";
   switch (sobas_limit(r.limit)) {
     case SOBAS_LIMIT_APP: return r.role == 2 ? "application (not writing)" : "application (not reading)";
-    case SOBAS_LIMIT_PEER_WINDOW: return "peer's window";
+    case SOBAS_LIMIT_PEER_WINDOW:
+      // sobasd here saw the receiver's probe: its window is the receiver's sobas steering.
+      return r.why == SOBAS_WHY_PEER_PROBE ? "peer's window (its sobas steers)" : "peer's window";
     case SOBAS_LIMIT_SNDBUF: return "send buffer";
     case SOBAS_LIMIT_PATH: return "path (cwnd)" + beside;
     case SOBAS_LIMIT_RCV_WINDOW: return "receive window";

@@ -1,5 +1,6 @@
 // sobasd.cc — the side-probe responder a data-sending host runs: echoes verified receivers' probes and sends them packet trains, and answers nobody else.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <linux/inet_diag.h>
@@ -10,6 +11,8 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -32,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sobas/probe.h"
+#include "sobas/steered.h"
 
 namespace {
 
@@ -83,7 +87,7 @@ struct Counters {
   uint64_t rx = 0, echoes = 0, train_requests = 0, train_sets = 0, train_packets = 0;
   uint64_t malformed[SOBAS_PROBE_N_ERRORS] = {};
   uint64_t unexpected_type = 0, not_local = 0, unverified = 0, verify_budget = 0, echo_limited = 0,
-           train_limited = 0, table_full = 0, netlink_queries = 0, netlink_errors = 0, cache_hits = 0;
+           train_limited = 0, table_full = 0, steered_full = 0, netlink_queries = 0, netlink_errors = 0, cache_hits = 0;
 };
 
 // A token bucket: `rate` tokens per second, at most `burst` saved.
@@ -209,6 +213,60 @@ class SockDiag {
   uint32_t seq_ = 0;
 };
 
+// The steered-flows table (sobas/steered.h) this namespace's preloaded senders read: a verified probe
+// marks its flow there, so a sender leaves the flow to its receiver before deciding anything. Without
+// it (/dev/shm not writable, another sobasd already publishing here) sobasd still answers: the
+// senders then let go once the peer's window holds them, as without sobasd.
+class SteeredTable {
+ public:
+  ~SteeredTable() {
+    if (!t_) return;
+    munmap(t_, sizeof *t_);
+    unlink(path_.c_str());
+    close(fd_);  // and with it the lock
+  }
+  void open() {
+    struct stat ns;
+    if (stat("/proc/self/ns/net", &ns) != 0) return warn("no /proc/self/ns/net");
+    // Under its systemd unit /dev/shm is private (PrivateDevices=): the runtime directory, /run/sobasd,
+    // is where the senders look first.
+    const char *rd = std::getenv("RUNTIME_DIRECTORY");
+    std::string dir = rd && *rd ? std::string(rd).substr(0, std::string(rd).find(':')) : SOBAS_STEERED_DIR;
+    path_ = dir + "/" SOBAS_STEERED_PREFIX + std::to_string(ns.st_ino);
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ < 0) return warn(std::strerror(errno));
+    struct stat st;
+    // Ours alone: a file someone else left or planted there is not written through.
+    if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
+      return fail("not a file of this user");
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) return fail("another sobasd publishes it");
+    if (ftruncate(fd_, 0) != 0 || ftruncate(fd_, sizeof *t_) != 0) return fail(std::strerror(errno));
+    void *m = mmap(nullptr, sizeof *t_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (m == MAP_FAILED) return fail(std::strerror(errno));
+    t_ = static_cast<sobas_steered_table *>(m);
+    sobas_steered_init(t_);
+    fchmod(fd_, 0644);  // whatever the umask: every sender on the host reads it
+    say(LOG_INFO, "publishing steered flows in %s", path_.c_str());
+  }
+  bool open_ok() const { return t_ != nullptr; }
+  // False when the flow's slots are all taken by other live flows.
+  bool mark(const sobas_probe_flow &f, int64_t now) { return !t_ || sobas_steered_put(t_, &f, now) == 0; }
+
+ private:
+  void warn(const char *why) {
+    say(LOG_WARNING, "no steered-flows table (%s): preloaded senders here find their peer's sobas by its window only",
+        why);
+  }
+  void fail(const char *why) {
+    warn((path_ + ": " + why).c_str());
+    close(fd_);
+    fd_ = -1;
+  }
+  std::string path_;
+  int fd_ = -1;
+  sobas_steered_table *t_ = nullptr;
+};
+
 // What sobasd remembers per claimed flow (keyed by the wire's flow tuple).
 struct Flow {
   int64_t verified_until = 0;  // the lookup's answer holds until then
@@ -263,6 +321,7 @@ class Responder {
   }
 
   bool diag_ok() const { return diag_.ok(); }
+  void publish_steered() { steered_.open(); }
 
   void run() {
     say(LOG_INFO, "answering on UDP port %u (%zu socket%s)", o_.port, fds_.size(), fds_.size() == 1 ? "" : "s");
@@ -470,6 +529,7 @@ class Responder {
       refuse("unverified", c_.unverified, p);
       return;
     }
+    if (!steered_.mark(m.flow, now)) c_.steered_full++;
     if (m.type == SOBAS_MSG_PROBE) echo(fd, p, m, f, now);
     else train_request(fd, p, m, f, now);
   }
@@ -612,6 +672,8 @@ class Responder {
     j["echo_limited"] = c_.echo_limited;
     j["train_limited"] = c_.train_limited;
     j["table_full"] = c_.table_full;
+    j["steered_table"] = steered_.open_ok();
+    j["steered_full"] = c_.steered_full;
     j["netlink_queries"] = c_.netlink_queries;
     j["netlink_errors"] = c_.netlink_errors;
     j["cache_hits"] = c_.cache_hits;
@@ -634,6 +696,7 @@ class Responder {
   const Options &o_;
   std::vector<int> fds_;
   SockDiag diag_;
+  SteeredTable steered_;
   std::unordered_map<std::string, Flow> flows_;
   std::unordered_map<std::string, Bucket> peer_trains_;  // per source address
   std::deque<TrainJob> jobs_;
@@ -777,6 +840,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (drop_privileges(o.user) != 0) return 1;
+  r.publish_steered();  // as the user it runs as: it can remove the file when it stops
   r.run();
   return 0;
 }

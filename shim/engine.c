@@ -818,6 +818,7 @@ const char *sobas_state_name(enum sobas_state s) {
 const char *sobas_reason_name(enum sobas_reason r) {
   static const char *const names[] = {"none", "start", "flat-rate", "const-rate-drop", "buffer-limited",
                                       "rate-drop", "congested", "reevaluate", "standing-queue", "competing",
-                                      "resume", "lift", "lift-end", "peer-window", "fixed", "bdp", "drs"};
+                                      "resume", "lift", "lift-end", "peer-window", "fixed", "bdp", "drs",
+                                      "peer-probe"};
   return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }

@@ -140,6 +140,16 @@ static uint8_t wire_addr(const struct sobas_addr *a, uint8_t out[16]) {
   return 0;
 }
 
+int sobas_probe_flow_of(const struct sobas_addr *rcv, const struct sobas_addr *snd, struct sobas_probe_flow *fl) {
+  memset(fl, 0, sizeof *fl);
+  fl->rcv_port = rcv->port;
+  fl->snd_port = snd->port;
+  uint8_t fam = wire_addr(snd, fl->snd_addr);
+  if (fam == 0 || wire_addr(rcv, fl->rcv_addr) != fam) return -1;
+  fl->family = fam;
+  return 0;
+}
+
 static void poke(struct slot *s);
 
 static void set_none(struct slot *s, enum sobas_probe_none why) {
@@ -395,10 +405,9 @@ uint32_t sobas_probe_open(const struct sobas_addr *local, const struct sobas_add
                           uint32_t mss, uint64_t *poke_at, enum sobas_probe_none *why) {
   *why = SOBAS_NONE_NO_SOCKET;
   if (__atomic_load_n(&P.stopped, __ATOMIC_ACQUIRE)) return 0;
-  struct sobas_probe_flow fl = {.rcv_port = local->port, .snd_port = peer->port};
-  uint8_t fam = wire_addr(peer, fl.snd_addr);
-  if (fam == 0 || wire_addr(local, fl.rcv_addr) != fam) return 0;
-  fl.family = fam;
+  struct sobas_probe_flow fl;
+  if (sobas_probe_flow_of(local, peer, &fl) != 0) return 0;
+  uint8_t fam = fl.family;
   /* Never wait for the helper in the host's I/O path (it may even be a signal handler's): busy now,
    * the flow asks again at its next check. */
   *why = SOBAS_NONE_BUSY;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "flowtable.h"
+#include "sobas/probe.h"
 
 enum sobas_probe_status {
   SOBAS_PROBE_OFF = 0,     /* no probe for this flow (disabled, or not a steered receiver) */
@@ -30,6 +31,10 @@ struct sobas_probe_view {
   uint32_t echoes, rtt_avg_us, rtt_max_us, rtt_least_us, rtt_min_us, lost; /* this window (min: ever) */
   uint64_t lost_total, received_total, sent_total;
 };
+
+/* A TCP flow as the probe's wire and sobasd's steered-flows table name it: rcv the data receiver's end, snd
+ * the sender's (IPv4 also when v4-mapped). Returns 0, or -1 when the two ends are of no one family. */
+int sobas_probe_flow_of(const struct sobas_addr *rcv, const struct sobas_addr *snd, struct sobas_probe_flow *fl);
 
 /* Starts probing a flow (local/peer: the receiver's TCP ends; mss: its segment size, which sizes the train
  * packets; poke_at: the flow's next-check mark, zeroed when C' is in or the probe gives up), starting the helper thread on first use.

@@ -16,6 +16,7 @@
 #include "enforce.h"
 #include "hb.h"
 #include "log.h"
+#include "peer_steers.h"
 #include "probe.h"
 #include "real.h"
 #include "ringw.h"
@@ -535,14 +536,15 @@ static int peer_holds(struct sobas_flow *f, const struct sobas_window *w) {
   return f->peer_firm >= PEER_HELD_WINDOWS || flat;
 }
 
-static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_window *w) {
+/* Leaves the flow to the receiver's sobas (why: peer-window, or peer-probe when sobasd here says so). */
+static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_window *w, enum sobas_reason why) {
   int err = f->hold.pace_Bps ? sobas_enforce_unpace(fd, &f->hold) : 0;
   f->flags |= SOBAS_FLOW_PEER_STEERS;
-  f->last_why = SOBAS_WHY_PEER_WINDOW;
+  f->last_why = (uint8_t)why;
   if (logging())
     log_flow_line(f, "yield",
-                  "role=sender from=%s why=peer-window rwnd_lim_us=%llu dur_us=%lld snd_wnd=%u tx_bps=%llu rtt_us=%u%s%s",
-                  sobas_state_name(flow_state(f)), (unsigned long long)w->rwnd_limited_us,
+                  "role=sender from=%s why=%s rwnd_lim_us=%llu dur_us=%lld snd_wnd=%u tx_bps=%llu rtt_us=%u%s%s",
+                  sobas_state_name(flow_state(f)), sobas_reason_name(why), (unsigned long long)w->rwnd_limited_us,
                   (long long)((w->t_end_ns - w->t_start_ns) / 1000), f->last.snd_wnd,
                   (unsigned long long)w->tx_rate_bps, f->last.rtt_us, err ? " error=" : "", err ? strerror(-err) : "");
   ring_emit(f, SOBAS_EV_DECISION);
@@ -560,8 +562,11 @@ static int steered_window(int fd, struct sobas_flow *f, enum sobas_role role, co
   }
   if (c->policy == SOBAS_POLICY_SOBAS && c->sender && role == SOBAS_ROLE_SENDER && !(f->flags & SOBAS_FLOW_ENGINE))
     f->flags |= SOBAS_FLOW_SENDS;
-  if ((f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS && peer_holds(f, w))
-    yield_to_peer(fd, f, w);
+  if ((f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS) {
+    learn_names(fd, f);
+    if (sobas_peer_steers(&f->local, &f->peer, w->t_end_ns)) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_PROBE);
+    else if (peer_holds(f, w)) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_WINDOW);
+  }
   return (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS;
 }
 

@@ -37,6 +37,8 @@ enum sobas_reason {
   SOBAS_WHY_FIXED,           /* policy fixed: the S the user gave (policy.h) */
   SOBAS_WHY_BDP,             /* policy bdp: S = C'·T, or the bytes the user gave */
   SOBAS_WHY_DRS,             /* policy drs: S = 2 x the bytes received per RTT, grown only */
+  SOBAS_WHY_PEER_PROBE,      /* not the engine's: sobasd on the sender's host verified the receiver's probe for the flow:
+                                its sobas steers, the sender leaves the flow to it (sobas/steered.h; ring ABI 1.4) */
 };
 
 /* Every tolerance the paper leaves open, named; defaults and their reasons in docs/engine.md. */

@@ -49,8 +49,8 @@ teardown() {
   [ -z "${RESTORE:-}" ] || eval "$RESTORE"
 }
 
-# fetch NAME FILE [curl options...]: a download by curl under the shim, logged to NAME.log (afresh);
-# prints curl's exit status. The data goes to /dev/null: written to a file, 30 s of it become dirty
+# fetch NAME FILE [curl options...]: a download by curl under the shim, logged to NAME.log (afresh), from
+# the plain server (PORT: another one); prints curl's exit status. The data goes to /dev/null: written to a file, 30 s of it become dirty
 # pages whose writeback then stalls this 2-core machine (and the link emulator) for tens of ms.
 fetch() {
   local name=$1 file=$2
@@ -58,7 +58,7 @@ fetch() {
   local rc=0
   rm -f "$BATS_TEST_TMPDIR/$name.log"
   ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_LOG="$BATS_TEST_TMPDIR/$name.log" \
-    curl -sS -o /dev/null "$@" "http://10.80.1.1:8080/$file" || rc=$?
+    curl -sS -o /dev/null "$@" "http://10.80.1.1:${PORT:-8080}/$file" || rc=$?
   echo "$rc"
 }
 
@@ -298,6 +298,49 @@ PY
   grep ' ev=window ' "$BATS_TEST_TMPDIR/kill.log" | tail -3 | grep -q ' probe=none .*'
   grep ' ev=window ' "$BATS_TEST_TMPDIR/kill.log" | tail -1 | grep -q ' state=decided '
   grep -q ' ev=probe .* status=active' "$BATS_TEST_TMPDIR/again.log"
+}
+
+# Both ends preloaded, sobasd on the sender's host: the receiver's probe reaches sobasd, which marks the
+# flow in its steered-flows table; the sender finds it there and leaves the flow to the receiver at its
+# next window. Without sobasd it lets go only once the peer's window holds it (sobas.bats), and beside
+# a competitor the share held it first: it decided on that share and paced it for 1.4-3.7 s.
+@test "both ends preloaded, sobasd on the sender's host: the sender leaves the flow to the receiver (peer-probe) before deciding anything" {
+  local srv_log=$BATS_TEST_TMPDIR/srv.log
+  ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$srv_log" \
+    python3 -m http.server 8085 --bind 10.80.1.1 -d "$BATS_FILE_TMPDIR" >/dev/null 2>&1 3>&- &
+  local srv=$!
+  for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8085' | grep -q LISTEN && break; sleep 0.05; done
+  local ino
+  ino=$(stat -L -c %i "/run/netns/$TB-snd")
+  path 100M 500000
+  rc=$(PORT=8085 fetch both file)
+  stop_path
+  kill "$srv"
+  wait "$srv" 2>/dev/null || true
+  [ "$rc" = 0 ]
+  # sobasd publishes its table as the user it runs as, readable by every sender on the host.
+  [ "$(stat -c '%U %a' "/dev/shm/sobasd.steered.$ino")" = "nobody 644" ]
+  python3 - "$srv_log" "$BATS_TEST_TMPDIR/both.log" <<'PY'
+import sys
+parse = lambda path: [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(path)]
+snd, rcv = parse(sys.argv[1]), parse(sys.argv[2])
+bulk = [x for x in snd if x.get("ev") == "window" and x.get("role") == "sender"]
+assert bulk, "the server's flow was never measured as a sender"
+flow = bulk[0]["flow"]
+snd = [x for x in snd if x.get("flow") == flow]
+for who, log in (("sender", snd), ("receiver", rcv)):
+    for x in log:
+        if x.get("ev") in ("decision", "yield"):
+            print(f"  {who} {x['t_ms']} ms {x['ev']} {x.get('from')} -> {x.get('to', '')} {x['why']}")
+yields = [x for x in snd if x.get("ev") == "yield"]
+assert len(yields) == 1 and yields[0]["why"] == "peer-probe", "the sender did not leave the flow on sobasd's word"
+first = int([x for x in snd if x.get("ev") == "window"][0]["t_ms"])
+print(f"first sender window at {first} ms, yield at {yields[0]['t_ms']} ms")
+assert not [x for x in snd if x.get("ev") == "decision" and x.get("to") == "decided"], "the sender decided"
+# The receiver's probe answers within ~2 RTT of its first window, so its second window at the latest.
+assert int(yields[0]["t_ms"]) - first <= 1000, "the sender found sobasd's word late"
+assert any(x.get("ev") == "decision" and x["to"] == "decided" for x in rcv), "the receiver never held the flow"
+PY
 }
 
 @test "probe: no sobasd on the peer; the flow records 'probe: none' within 500 ms and SOBAS still decides" {

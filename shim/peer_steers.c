@@ -1,0 +1,80 @@
+/* peer_steers.c — a preloaded sender asks sobasd's steered-flows table whether a sobas receiver steers its flow (sobas/steered.h). */
+#include "peer_steers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "probe.h"
+#include "real.h"
+#include "sobas/steered.h"
+
+/* sobasd under its systemd unit has a private /dev/shm and publishes in its runtime directory;
+ * started by hand it publishes in /dev/shm. */
+static const char *const dirs[] = {"/run/sobasd", SOBAS_STEERED_DIR};
+
+/* One mapping per process, read-only, no fd kept. Looked for again at most once a second while there is
+ * none, or while a miss might mean sobasd was restarted (a new file, another inode). */
+static struct {
+  const struct sobas_steered_table *t; /* published with a release store once valid */
+  uint64_t ino;
+  int64_t next_look_ns;
+  int busy;
+} S;
+
+static const struct sobas_steered_table *map_table(const char *path, uint64_t *ino) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  void *m = MAP_FAILED;
+  /* Only sobasd's: a regular file of the table's size that no one but its owner may write. */
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == sizeof(struct sobas_steered_table) &&
+      !(st.st_mode & (S_IWGRP | S_IWOTH)))
+    m = mmap(NULL, sizeof(struct sobas_steered_table), PROT_READ, MAP_SHARED, fd, 0);
+  libc_close(fd);
+  if (m == MAP_FAILED) return NULL;
+  if (!sobas_steered_valid(m)) {
+    munmap(m, sizeof(struct sobas_steered_table));
+    return NULL;
+  }
+  *ino = (uint64_t)st.st_ino;
+  return m;
+}
+
+/* (Re)maps the table when due; never blocks: a thread that finds another looking goes on with what is mapped. */
+static void look(int64_t now_ns) {
+  if (now_ns < __atomic_load_n(&S.next_look_ns, __ATOMIC_RELAXED) || __atomic_exchange_n(&S.busy, 1, __ATOMIC_ACQUIRE))
+    return;
+  __atomic_store_n(&S.next_look_ns, now_ns + 1000000000LL, __ATOMIC_RELAXED); /* read unlocked above */
+  int saved = errno;
+  struct stat ns, st;
+  if (stat("/proc/self/ns/net", &ns) == 0) {
+    for (unsigned i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+      char path[128];
+      snprintf(path, sizeof path, "%s/%s%llu", dirs[i], SOBAS_STEERED_PREFIX, (unsigned long long)ns.st_ino);
+      if (stat(path, &st) != 0) continue;
+      if (S.t && (uint64_t)st.st_ino == S.ino) break; /* the one mapped */
+      uint64_t ino;
+      const struct sobas_steered_table *t = map_table(path, &ino);
+      if (!t) continue;
+      /* The old mapping stays: another thread may be reading it (a few pages, once per sobasd restart). */
+      S.ino = ino;
+      __atomic_store_n(&S.t, t, __ATOMIC_RELEASE);
+      break;
+    }
+  }
+  errno = saved;
+  __atomic_store_n(&S.busy, 0, __ATOMIC_RELEASE);
+}
+
+int sobas_peer_steers(const struct sobas_addr *local, const struct sobas_addr *peer, int64_t now_ns) {
+  struct sobas_probe_flow fl;
+  if (sobas_probe_flow_of(peer, local, &fl) != 0) return 0;
+  const struct sobas_steered_table *t = __atomic_load_n(&S.t, __ATOMIC_ACQUIRE);
+  if (t && sobas_steered_has(t, &fl, now_ns)) return 1;
+  look(now_ns);
+  t = __atomic_load_n(&S.t, __ATOMIC_ACQUIRE);
+  return t && sobas_steered_has(t, &fl, now_ns);
+}
