@@ -217,12 +217,20 @@ class SockDiag {
 // marks its flow there, so a sender leaves the flow to its receiver before deciding anything. Without
 // it (/dev/shm not writable, another sobasd already publishing here) sobasd still answers: the
 // senders then let go once the peer's window holds them, as without sobasd.
+//
+// Every sender maps the file, and a mapped file that shrinks kills its reader with SIGBUS. So the file
+// is never reused or resized: each start unlinks what it finds (a mapping of the old file stays whole)
+// and creates a new one, with its pages allocated at once. And it is made before sobasd drops to its
+// --user: senders trust only a file no other user can truncate (shim/peer_steers.c).
 class SteeredTable {
  public:
   ~SteeredTable() {
     if (!t_) return;
     munmap(t_, sizeof *t_);
-    unlink(path_.c_str());
+    // Only our own file: a sobasd started since may have replaced it. After a drop to --user this
+    // fails (root's file in sticky /dev/shm), and the next sobasd or testbed.sh removes it.
+    struct stat now, ours;
+    if (stat(path_.c_str(), &now) == 0 && fstat(fd_, &ours) == 0 && now.st_ino == ours.st_ino) unlink(path_.c_str());
     close(fd_);  // and with it the lock
   }
   void open() {
@@ -233,19 +241,19 @@ class SteeredTable {
     const char *rd = std::getenv("RUNTIME_DIRECTORY");
     std::string dir = rd && *rd ? std::string(rd).substr(0, std::string(rd).find(':')) : SOBAS_STEERED_DIR;
     path_ = dir + "/" SOBAS_STEERED_PREFIX + std::to_string(ns.st_ino);
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd_ < 0) return warn(std::strerror(errno));
-    struct stat st;
-    // Ours alone: a file someone else left or planted there is not written through.
-    if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
-      return fail("not a file of this user");
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) return fail("another sobasd publishes it");
-    if (ftruncate(fd_, 0) != 0 || ftruncate(fd_, sizeof *t_) != 0) return fail(std::strerror(errno));
+    if (published_elsewhere()) return warn((path_ + ": another sobasd publishes it").c_str());
+    if (unlink(path_.c_str()) != 0 && errno != ENOENT) return warn((path_ + ": " + std::strerror(errno)).c_str());
+    // O_EXCL: a file planted between the unlink and here is not written through either.
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ < 0) return warn((path_ + ": " + std::strerror(errno)).c_str());
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) return fail("another sobasd publishes it", false);
+    fchmod(fd_, 0644);  // whatever the umask: every sender on the host reads it
+    // Allocated now, a full tmpfs fails here instead of as a SIGBUS in sobasd's first write.
+    if (int e = posix_fallocate(fd_, 0, sizeof *t_)) return fail(std::strerror(e));
     void *m = mmap(nullptr, sizeof *t_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (m == MAP_FAILED) return fail(std::strerror(errno));
     t_ = static_cast<sobas_steered_table *>(m);
     sobas_steered_init(t_);
-    fchmod(fd_, 0644);  // whatever the umask: every sender on the host reads it
     say(LOG_INFO, "publishing steered flows in %s", path_.c_str());
   }
   bool open_ok() const { return t_ != nullptr; }
@@ -253,12 +261,22 @@ class SteeredTable {
   bool mark(const sobas_probe_flow &f, int64_t now) { return !t_ || sobas_steered_put(t_, &f, now) == 0; }
 
  private:
+  // Whether a live sobasd holds the file at path_ (its lock); a dead one's file is replaced.
+  bool published_elsewhere() const {
+    int fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return held;
+  }
   void warn(const char *why) {
     say(LOG_WARNING, "no steered-flows table (%s): preloaded senders here find their peer's sobas by its window only",
         why);
   }
-  void fail(const char *why) {
+  // remove: the file is ours to take back (not when another sobasd took it over).
+  void fail(const char *why, bool remove = true) {
     warn((path_ + ": " + why).c_str());
+    if (remove) unlink(path_.c_str());
     close(fd_);
     fd_ = -1;
   }
@@ -839,8 +857,8 @@ int main(int argc, char **argv) {
     say(LOG_ERR, "no NETLINK_SOCK_DIAG (%s): cannot verify peers, refusing to run", std::strerror(errno));
     return 1;
   }
+  r.publish_steered();  // before the drop: the senders trust a file only its owner or root can shrink
   if (drop_privileges(o.user) != 0) return 1;
-  r.publish_steered();  // as the user it runs as: it can remove the file when it stops
   r.run();
   return 0;
 }

@@ -74,7 +74,8 @@ down() {
     ns=$name-$h
     ip netns list 2>/dev/null | grep -qw "^$ns" || continue
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
-    # A sobasd killed so leaves its steered-flows table, named by the namespace (sobas/steered.h).
+    # A sobasd killed so, or one that dropped to --user (it cannot remove root's file), leaves its
+    # steered-flows table, named by the namespace (sobas/steered.h).
     rm -f "/dev/shm/sobasd.steered.$(stat -L -c %i "/run/netns/$ns" 2>/dev/null)"
     ip netns delete "$ns" 2>/dev/null || true
   done

@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "probe.h"
 #include "real.h"
@@ -24,14 +26,27 @@ static struct {
   int busy;
 } S;
 
-static const struct sobas_steered_table *map_table(const char *path, uint64_t *ino) {
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+/* Whether a file's owner can be trusted not to shrink it: reading a page past a shrunk file's end kills
+ * the host with SIGBUS, and only the owner (or root) may truncate a file no one else may write. Root, this
+ * process's own user (who may kill it anyway), or under systemd the dynamic user that owns /run/sobasd,
+ * a directory only root can make in /run. */
+static int trusted_owner(const struct stat *st, const char *dir) {
+  if (st->st_uid == 0 || st->st_uid == geteuid()) return 1;
+  struct stat d, run;
+  return strcmp(dir, "/run/sobasd") == 0 && stat(dir, &d) == 0 && S_ISDIR(d.st_mode) && d.st_uid == st->st_uid &&
+         !(d.st_mode & (S_IWGRP | S_IWOTH)) && stat("/run", &run) == 0 && run.st_uid == 0 &&
+         !(run.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+static const struct sobas_steered_table *map_table(const char *dir, const char *path, uint64_t *ino) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return NULL;
   struct stat st;
   void *m = MAP_FAILED;
-  /* Only sobasd's: a regular file of the table's size that no one but its owner may write. */
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == sizeof(struct sobas_steered_table) &&
-      !(st.st_mode & (S_IWGRP | S_IWOTH)))
+  /* Only sobasd's: a regular file of the table's size, one link, that no one but a trusted owner may write. */
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+      (size_t)st.st_size == sizeof(struct sobas_steered_table) && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+      trusted_owner(&st, dir))
     m = mmap(NULL, sizeof(struct sobas_steered_table), PROT_READ, MAP_SHARED, fd, 0);
   libc_close(fd);
   if (m == MAP_FAILED) return NULL;
@@ -57,7 +72,7 @@ static void look(int64_t now_ns) {
       if (stat(path, &st) != 0) continue;
       if (S.t && (uint64_t)st.st_ino == S.ino) break; /* the one mapped */
       uint64_t ino;
-      const struct sobas_steered_table *t = map_table(path, &ino);
+      const struct sobas_steered_table *t = map_table(dirs[i], path, &ino);
       if (!t) continue;
       /* The old mapping stays: another thread may be reading it (a few pages, once per sobasd restart). */
       S.ino = ino;
@@ -78,3 +93,5 @@ int sobas_peer_steers(const struct sobas_addr *local, const struct sobas_addr *p
   t = __atomic_load_n(&S.t, __ATOMIC_ACQUIRE);
   return t && sobas_steered_has(t, &fl, now_ns);
 }
+
+void sobas_peer_steers_fork_child(void) { S.busy = 0; }

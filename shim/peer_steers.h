@@ -10,4 +10,7 @@
  * sender's end, peer: the receiver's); 0 otherwise, also when no sobasd publishes a table here. */
 int sobas_peer_steers(const struct sobas_addr *local, const struct sobas_addr *peer, int64_t now_ns);
 
+/* In a fork's child: a look another thread had begun is orphaned; the child may look again. */
+void sobas_peer_steers_fork_child(void);
+
 #endif

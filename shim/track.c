@@ -563,7 +563,6 @@ static int steered_window(int fd, struct sobas_flow *f, enum sobas_role role, co
   if (c->policy == SOBAS_POLICY_SOBAS && c->sender && role == SOBAS_ROLE_SENDER && !(f->flags & SOBAS_FLOW_ENGINE))
     f->flags |= SOBAS_FLOW_SENDS;
   if ((f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS) {
-    learn_names(fd, f);
     if (sobas_peer_steers(&f->local, &f->peer, w->t_end_ns)) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_PROBE);
     else if (peer_holds(f, w)) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_WINDOW);
   }
@@ -858,6 +857,7 @@ void sobas_track_fork_child(void) {
   if (!active()) return;
   sobas_proc.pid = getpid();
   sobas_probe_fork_child();
+  sobas_peer_steers_fork_child();
   for (uint32_t c = 0; c < SOBAS_FLOW_CHUNKS && sobas_proc.ft.flow_chunks[c]; c++)
     for (uint32_t i = 0; i < SOBAS_FLOW_CHUNK; i++) {
       struct sobas_flow *f = &sobas_proc.ft.flow_chunks[c][i];

@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # sobasd.bats — sobasd's verification over IPv6 and over IPv4 to a dual-stack server, across two namespaces (no emulated WAN needed).
 
+bats_require_minimum_version 1.5.0  # `run !`
+
 load helpers
 
 setup_file() {
@@ -83,4 +85,45 @@ PY
   grep -q '^<6>sobasd: counters {"rx":0,' "$err"
   grep -qx "<3>sobasd: --port needs a number from 1 to 65535, got '0'" "$err"
   grep -qx "sobasd: --port needs a number from 1 to 65535, got '0'" "$err"
+}
+
+# A sender maps sobasd's steered-flows table, and a mapped file that shrinks kills its reader with
+# SIGBUS: the shim reads only a table owned by root or by its own user, which no other user can shrink.
+# The same valid table, naming the flow, planted in a namespace of the test's own: owned by nobody, the
+# preloaded server ignores it; owned by root, it leaves the flow at once (why=peer-probe).
+@test "a preloaded sender trusts a steered-flows table only from root or its own user" {
+  truncate -s 40M "$BATS_TEST_TMPDIR/file"
+  local owner
+  for owner in nobody root; do
+    unshare -n bash -s "$owner" "$BATS_TEST_TMPDIR" "$SOBAS_LIB" <<'SH'
+set -eu
+owner=$1 dir=$2 lib=$3
+ip link set lo up
+table=/dev/shm/sobasd.steered.$(stat -L -c %i /proc/self/ns/net)
+trap 'rm -f "$table"' EXIT
+# Every slot names the flow curl will open (its port fixed), seen an hour ahead: fresh whatever the hash.
+python3 - "$table" <<'PY'
+import socket, struct, sys, time
+seen = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + 3600 * 10**9
+addr = socket.inet_aton("127.0.0.1").ljust(16, b"\0")
+slot = struct.pack("<IB3xHH16s16s4xq", 0, 4, 8097, 40977, addr, addr, seen)
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHII", 0x53425354, 1, len(slot), 4096, 0) + slot * 4096)
+PY
+chmod 0644 "$table"
+chown "$owner" "$table"
+LD_PRELOAD=$lib SOBAS_TRACK_LOOPBACK=1 SOBAS_LOG=$dir/$owner.log python3 -m http.server 8097 --bind 127.0.0.1 -d "$dir" >/dev/null 2>&1 3>&- &
+srv=$!
+for _ in $(seq 100); do ss -Hltn 'sport = :8097' | grep -q LISTEN && break; sleep 0.05; done
+# 40 MB at 20 MB/s: two seconds of sender windows.
+curl -sS --local-port 40977 --limit-rate 20M -o /dev/null http://127.0.0.1:8097/file
+kill "$srv"
+wait "$srv" 2>/dev/null || true
+SH
+  done
+  grep -E ' ev=(yield|window) .*role=sender' "$BATS_TEST_TMPDIR/root.log" | head -3 | cut -c1-200
+  grep -c ' ev=window .*role=sender' "$BATS_TEST_TMPDIR/nobody.log"
+  run ! grep -q 'why=peer-probe' "$BATS_TEST_TMPDIR/nobody.log"
+  grep -q ' ev=window .*role=sender' "$BATS_TEST_TMPDIR/nobody.log"
+  grep -q ' ev=yield .*why=peer-probe' "$BATS_TEST_TMPDIR/root.log"
 }

@@ -35,6 +35,8 @@ netns_down() {
   for ns in "$name-srv" "$name-cli"; do
     ip netns list 2>/dev/null | grep -qw "^$ns" || continue
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+    # What a sobasd there left: its steered-flows table, named by the namespace (sobas/steered.h).
+    rm -f "/dev/shm/sobasd.steered.$(stat -L -c %i "/run/netns/$ns" 2>/dev/null)"
     ip netns delete "$ns" 2>/dev/null
   done
   return 0

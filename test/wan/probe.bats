@@ -304,42 +304,58 @@ PY
 # flow in its steered-flows table; the sender finds it there and leaves the flow to the receiver at its
 # next window. Without sobasd it lets go only once the peer's window holds it (sobas.bats), and beside
 # a competitor the share held it first: it decided on that share and paced it for 1.4-3.7 s.
-@test "both ends preloaded, sobasd on the sender's host: the sender leaves the flow to the receiver (peer-probe) before deciding anything" {
+# Then sobasd is killed and restarted while the sender lives: the sender maps the table, and a table
+# file that shrank under it would kill it with SIGBUS (as a restart that reused the file once did).
+@test "both ends preloaded, sobasd on the sender's host: the sender leaves the flow to the receiver (peer-probe) before deciding anything, also after sobasd restarts" {
   local srv_log=$BATS_TEST_TMPDIR/srv.log
   ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$srv_log" \
     python3 -m http.server 8085 --bind 10.80.1.1 -d "$BATS_FILE_TMPDIR" >/dev/null 2>&1 3>&- &
   local srv=$!
   for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8085' | grep -q LISTEN && break; sleep 0.05; done
-  local ino
-  ino=$(stat -L -c %i "/run/netns/$TB-snd")
+  local table
+  table=/dev/shm/sobasd.steered.$(stat -L -c %i "/run/netns/$TB-snd")
+  local before
+  before=$(stat -c %i "$table")
   path 100M 500000
-  rc=$(PORT=8085 fetch both file)
+  rc1=$(PORT=8085 fetch both file)
+  # A restart as a supervisor would do it: killed, so the old file stays, and started again.
+  kill -9 "$(cat "$BATS_FILE_TMPDIR/sobasd.pid")"
+  ip netns exec "$TB-snd" "$SOBASD" --stats "$STATS/sobasd.json" 2>>"$BATS_FILE_TMPDIR/sobasd.err" 3>&- &
+  echo $! > "$BATS_FILE_TMPDIR/sobasd.pid"
+  disown
+  for _ in $(seq 100); do [ -e "$table" ] && [ "$(stat -c %i "$table")" != "$before" ] && break; sleep 0.05; done
+  rc2=$(PORT=8085 fetch after small)
   stop_path
-  kill "$srv"
+  alive=0
+  kill -0 "$srv" && alive=1
+  kill "$srv" || true
   wait "$srv" 2>/dev/null || true
-  [ "$rc" = 0 ]
-  # sobasd publishes its table as the user it runs as, readable by every sender on the host.
-  [ "$(stat -c '%U %a' "/dev/shm/sobasd.steered.$ino")" = "nobody 644" ]
-  python3 - "$srv_log" "$BATS_TEST_TMPDIR/both.log" <<'PY'
+  echo "downloads: $rc1 $rc2; table inode $before, then $(stat -c %i "$table"); server alive: $alive"
+  [ "$rc1" = 0 ] && [ "$rc2" = 0 ]
+  [ "$alive" = 1 ]
+  # A new file, made before sobasd dropped to nobody: one only root may shrink, readable by every sender.
+  [ "$(stat -c %i "$table")" != "$before" ]
+  [ "$(stat -c '%U %a' "$table")" = "root 644" ]
+  python3 - "$srv_log" "$BATS_TEST_TMPDIR/both.log" "$BATS_TEST_TMPDIR/after.log" <<'PY'
 import sys
 parse = lambda path: [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(path)]
-snd, rcv = parse(sys.argv[1]), parse(sys.argv[2])
-bulk = [x for x in snd if x.get("ev") == "window" and x.get("role") == "sender"]
-assert bulk, "the server's flow was never measured as a sender"
-flow = bulk[0]["flow"]
-snd = [x for x in snd if x.get("flow") == flow]
-for who, log in (("sender", snd), ("receiver", rcv)):
-    for x in log:
-        if x.get("ev") in ("decision", "yield"):
-            print(f"  {who} {x['t_ms']} ms {x['ev']} {x.get('from')} -> {x.get('to', '')} {x['why']}")
-yields = [x for x in snd if x.get("ev") == "yield"]
-assert len(yields) == 1 and yields[0]["why"] == "peer-probe", "the sender did not leave the flow on sobasd's word"
-first = int([x for x in snd if x.get("ev") == "window"][0]["t_ms"])
-print(f"first sender window at {first} ms, yield at {yields[0]['t_ms']} ms")
-assert not [x for x in snd if x.get("ev") == "decision" and x.get("to") == "decided"], "the sender decided"
-# The receiver's probe answers within ~2 RTT of its first window, so its second window at the latest.
-assert int(yields[0]["t_ms"]) - first <= 1000, "the sender found sobasd's word late"
-assert any(x.get("ev") == "decision" and x["to"] == "decided" for x in rcv), "the receiver never held the flow"
+server = parse(sys.argv[1])
+flows = list(dict.fromkeys(x["flow"] for x in server if x.get("ev") == "window" and x.get("role") == "sender"))
+assert len(flows) == 2, f"the server measured {len(flows)} sending flows, not 2"
+for flow, rcv_log in zip(flows, sys.argv[2:]):
+    snd, rcv = [x for x in server if x.get("flow") == flow], parse(rcv_log)
+    for who, log in (("sender", snd), ("receiver", rcv)):
+        for x in log:
+            if x.get("ev") in ("decision", "yield"):
+                print(f"  {who} {x['t_ms']} ms {x['ev']} {x.get('from')} -> {x.get('to', '')} {x['why']}")
+    yields = [x for x in snd if x.get("ev") == "yield"]
+    assert len(yields) == 1 and yields[0]["why"] == "peer-probe", "the sender did not leave the flow on sobasd's word"
+    first = int([x for x in snd if x.get("ev") == "window"][0]["t_ms"])
+    print(f"flow {flow}: first sender window at {first} ms, yield at {yields[0]['t_ms']} ms")
+    assert not [x for x in snd if x.get("ev") == "decision" and x.get("to") == "decided"], "the sender decided"
+    # The receiver's probe answers within ~2 RTT of its first window, so its second window at the latest.
+    assert int(yields[0]["t_ms"]) - first <= 1000, "the sender found sobasd's word late"
+    assert any(x.get("ev") == "decision" and x["to"] == "decided" for x in rcv), "the receiver never held the flow"
 PY
 }
 
