@@ -95,9 +95,9 @@ PY
   truncate -s 40M "$BATS_TEST_TMPDIR/file"
   local owner
   for owner in nobody root; do
-    unshare -n bash -s "$owner" "$BATS_TEST_TMPDIR" "$SOBAS_LIB" <<'SH'
+    unshare -n bash -s "$owner" "$BATS_TEST_TMPDIR" "$PRELOAD" <<'SH'
 set -eu
-owner=$1 dir=$2 lib=$3
+owner=$1 dir=$2 preload=$3
 ip link set lo up
 table=/dev/shm/sobasd.steered.$(stat -L -c %i /proc/self/ns/net)
 trap 'rm -f "$table"' EXIT
@@ -112,7 +112,7 @@ with open(sys.argv[1], "wb") as f:
 PY
 chmod 0644 "$table"
 chown "$owner" "$table"
-LD_PRELOAD=$lib SOBAS_TRACK_LOOPBACK=1 SOBAS_LOG=$dir/$owner.log python3 -m http.server 8097 --bind 127.0.0.1 -d "$dir" >/dev/null 2>&1 3>&- &
+LD_PRELOAD=$preload SOBAS_TRACK_LOOPBACK=1 SOBAS_LOG=$dir/$owner.log python3 -m http.server 8097 --bind 127.0.0.1 -d "$dir" >/dev/null 2>&1 3>&- &
 srv=$!
 for _ in $(seq 100); do ss -Hltn 'sport = :8097' | grep -q LISTEN && break; sleep 0.05; done
 # 40 MB at 20 MB/s: two seconds of sender windows.
