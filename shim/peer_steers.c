@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,7 +14,8 @@
 
 /* sobasd under its systemd unit has a private /dev/shm and publishes in its runtime directory;
  * started by hand it publishes in /dev/shm. */
-static const char *const dirs[] = {"/run/sobasd", SOBAS_STEERED_DIR};
+static const char run_dir[] = "/run/sobasd";
+static const char *const dirs[] = {run_dir, SOBAS_STEERED_DIR};
 
 /* One mapping per process, read-only, no fd kept. Looked for again at most once a second while there is
  * none, or while a miss might mean sobasd was restarted (a new file, another inode). */
@@ -33,7 +33,7 @@ static struct {
 static int trusted_owner(const struct stat *st, const char *dir) {
   if (st->st_uid == 0 || st->st_uid == geteuid()) return 1;
   struct stat d, run;
-  return strcmp(dir, "/run/sobasd") == 0 && stat(dir, &d) == 0 && S_ISDIR(d.st_mode) && d.st_uid == st->st_uid &&
+  return dir == run_dir && stat(dir, &d) == 0 && S_ISDIR(d.st_mode) && d.st_uid == st->st_uid &&
          !(d.st_mode & (S_IWGRP | S_IWOTH)) && stat("/run", &run) == 0 && run.st_uid == 0 &&
          !(run.st_mode & (S_IWGRP | S_IWOTH));
 }

@@ -304,8 +304,10 @@ PY
 # flow in its steered-flows table; the sender finds it there and leaves the flow to the receiver at its
 # next window. Without sobasd it lets go only once the peer's window holds it (sobas.bats), and beside
 # a competitor the share held it first: it decided on that share and paced it for 1.4-3.7 s.
-# Then sobasd is killed and restarted while the sender lives: the sender maps the table, and a table
-# file that shrank under it would kill it with SIGBUS (as a restart that reused the file once did).
+# Then sobasd is killed and restarted while the sender lives. The sender maps the table, and a file
+# that shrank under it would kill it with SIGBUS: a restart must make a new file (another inode), never
+# truncate the old one (a sender reading in the instant it is short dies; that race is not what fails
+# here, the inode is), and the sender must find the new one.
 @test "both ends preloaded, sobasd on the sender's host: the sender leaves the flow to the receiver (peer-probe) before deciding anything, also after sobasd restarts" {
   local srv_log=$BATS_TEST_TMPDIR/srv.log
   ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$srv_log" \
