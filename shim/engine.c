@@ -122,16 +122,19 @@ static uint64_t clamp_s(const struct sobas_engine *e, uint64_t s) {
 /* The rate history holds the windows since the last change of state, with S at each. */
 static void forget_rates(struct sobas_engine *e) { e->n_rates = 0; }
 
-static void push_rate(struct sobas_engine *e, uint64_t r, uint32_t rtt_us) {
+/* The window being fed joins the history: its rate, RTT, length, and the S it was measured at. */
+static void push_rate(struct sobas_engine *e, const struct sobas_engine_input *in) {
   if (e->n_rates == SOBAS_ENGINE_HISTORY) {
     memmove(e->rates, e->rates + 1, sizeof e->rates[0] * (SOBAS_ENGINE_HISTORY - 1));
     memmove(e->s_at, e->s_at + 1, sizeof e->s_at[0] * (SOBAS_ENGINE_HISTORY - 1));
     memmove(e->rtt_at, e->rtt_at + 1, sizeof e->rtt_at[0] * (SOBAS_ENGINE_HISTORY - 1));
+    memmove(e->dur_at, e->dur_at + 1, sizeof e->dur_at[0] * (SOBAS_ENGINE_HISTORY - 1));
     e->n_rates--;
   }
-  e->rates[e->n_rates] = r;
+  e->rates[e->n_rates] = in->rate_bps;
   e->s_at[e->n_rates] = e->s;
-  e->rtt_at[e->n_rates] = rtt_us;
+  e->rtt_at[e->n_rates] = in->rtt_us;
+  e->dur_at[e->n_rates] = e->win_ns;
   e->n_rates++;
 }
 
@@ -257,6 +260,7 @@ int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params 
   e->state = SOBAS_ST_SLOW_START;
   e->s = p->s_max;
   e->last_increase_ns = t_ns;
+  e->last_t_ns = t_ns;
   e->backoff_ns = p->resume_backoff_ns;
   e->lift_backoff_ns = p->lift_backoff_ns;
   e->loss_age = UINT8_MAX;
@@ -434,15 +438,20 @@ static int under_share(const struct sobas_engine *e, uint64_t rate) {
   return e->cap_bps && (double)rate < e->p.share_frac * (double)e->cap_bps;
 }
 
-/* How many evaluations make a standing queue (or a clean hold): queue_windows, and queue_min_ns of them
- * at two base RTTs each, within the history kept. */
-static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us) {
-  uint32_t k = e->p.queue_windows;
-  if (base_us > 0) {
+/* How many windows up to window `end` make a standing queue (or a clean hold): queue_windows, and as
+ * many more as it takes to span queue_min_ns. Counted in time, not in base RTTs: a standing queue
+ * stretches each 2·RTT window (measured on arrive-leave beside a newcomer's queue: windows of 150-200
+ * ms on the 40 ms path), and a span counted in base RTTs held four such windows, 0.6-0.8 s, twice for
+ * a pacer that trims first. Windows not in the history yet count two base RTTs each. */
+static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us, uint32_t end) {
+  int64_t need = e->p.queue_min_ns;
+  uint32_t k = 0;
+  for (; need > 0 && k < end; k++) need -= e->dur_at[end - 1 - k];
+  if (need > 0 && base_us > 0) {
     int64_t win_ns = 2 * (int64_t)base_us * 1000;
-    int64_t need = (e->p.queue_min_ns + win_ns - 1) / win_ns;
-    if (need > (int64_t)k) k = (uint32_t)need;
+    k += (uint32_t)((need + win_ns - 1) / win_ns);
   }
+  if (k < e->p.queue_windows) k = e->p.queue_windows;
   return k < SOBAS_ENGINE_HISTORY ? k : SOBAS_ENGINE_HISTORY;
 }
 
@@ -453,7 +462,7 @@ static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us) {
  * aside there and never came back in 60 s). A competitor's share stands as long as its queue does. */
 static int share_stands(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t end) {
   double m;
-  return rates_equal(e, end, queue_span(e, base_rtt(in)), &m) && under_share(e, (uint64_t)m);
+  return rates_equal(e, end, queue_span(e, base_rtt(in), end), &m) && under_share(e, (uint64_t)m);
 }
 
 /* Decides on `rate`, or steps aside instead when it is a competitor's share: in slow start beside its
@@ -562,7 +571,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     int uncap = e->s < e->p.s_max;
     enum sobas_state to = growing && !uncap ? SOBAS_ST_CA_GROWING : SOBAS_ST_CONG_AVOID;
     act(e, a, to, SOBAS_WHY_RATE_DROP, uncap, uncap ? e->p.s_max : e->s, in->rate_bps, in->rtt_us, in->t_ns);
-    push_rate(e, in->rate_bps, in->rtt_us); /* the post-drop rate starts the new state's history */
+    push_rate(e, in); /* the post-drop rate starts the new state's history */
     return 1;
   }
   /* Buffer limited: grow S (entering state 2 or 4 from 1 or 3). A growing state
@@ -608,11 +617,11 @@ static void update_held(struct sobas_engine *e, const struct sobas_engine_input 
  * benchmark) cost 0.83x plain CUBIC's goodput on `congested` (5 runs each): the competitor grew into
  * what the trim gave up, the queue did not stand for long enough on a lossy path, and the flow stayed
  * held at 28-38 Mb/s; without it 1.07x. A pacer trims first (trim_first, below). */
-static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t k,
-                      struct sobas_action *a) {
+static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t base = base_rtt(in);
   if (!e->held || in->rate_bps == 0) return 0;
-  push_rate(e, in->rate_bps, in->rtt_us);
+  push_rate(e, in);
+  uint32_t k = queue_span(e, base, e->n_rates);
   if (e->n_rates < k) return 0;
   uint64_t r = median_of(e->rates + e->n_rates - k, k);
   /* Held alone, a queue is measured over the RTT the flow saw then: the base RTT is a whole-ms floor
@@ -684,7 +693,7 @@ static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, st
   const uint32_t recent = 3, before = 8;
   if (path_loss_aside(e, in)) e->path_loss_ns = in->t_ns;
   if (in->rate_bps == 0) return 0;
-  push_rate(e, in->rate_bps, in->rtt_us);
+  push_rate(e, in);
   if (e->s < e->p.s_max)
     return step_aside(e, a, in, e->aside_on_loss ? SOBAS_WHY_CONGESTED : SOBAS_WHY_COMPETING, in->rate_bps);
   uint32_t n = e->n_rates;
@@ -743,7 +752,7 @@ static int untaken(const struct sobas_engine *e, const struct sobas_engine_input
 static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t base = base_rtt(in);
   if (in->rate_bps == 0) return 0; /* an idle window says nothing about the lifted S */
-  push_rate(e, in->rate_bps, in->rtt_us);
+  push_rate(e, in);
   /* A paced sender has no ACK clock: lifted above A it queues the whole excess, 0.1·A over the lift's
    * six round trips, +24 ms at 40 ms (measured: tcpi_rtt 44 -> 67 and 83 ms in two lifts). The first
    * window that shows a queue says there was no room. */
@@ -777,7 +786,18 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
   return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT_END, 1, s, got, base, in->t_ns);
 }
 
+/* How long the window fed lasted, for queue_span: at most four base RTTs (a 2·RTT window whose RTT a
+ * queue doubled), since the time since the last window fed also holds the windows the caller did not
+ * feed (an application-limited one, an idle one). */
+static int64_t window_length(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  int64_t d = in->t_ns - e->last_t_ns, most = 4 * (int64_t)base_rtt(in) * 1000;
+  if (d < 0) d = 0;
+  return most > 0 && d > most ? most : d;
+}
+
 int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
+  e->win_ns = window_length(e, in);
+  e->last_t_ns = in->t_ns;
   if (e->state == SOBAS_ST_CONGESTED) return aside(e, in, a);
   update_held(e, in);
   if (probe_says_congested(e, in)) return step_aside(e, a, in, SOBAS_WHY_CONGESTED, in->rate_bps);
@@ -786,8 +806,8 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
     if (loss_episodes_congest(e, in, !no_queue_of_ours(e) && !under_its_rate(e, in)))
       return step_aside(e, a, in, SOBAS_WHY_CONGESTED, in->rate_bps);
     if (e->lifting) return lift(e, in, a);
-    uint32_t k = queue_span(e, base_rtt(in));
-    if (held_queue(e, in, k, a)) return 1;
+    if (held_queue(e, in, a)) return 1;
+    uint32_t k = queue_span(e, base_rtt(in), e->n_rates);
     /* Room is measured against what was held, never below the rate S was set from: a host stall or a
      * dip of cross traffic in the held windows (measured: 87.4 after a decision at 91.2 Mb/s) would
      * otherwise pass for room, and S would end 10% above A, a standing queue for a pacer. */
@@ -805,7 +825,7 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
    * SOBAS's business (until its base RTT is known, nothing is decided either). */
   uint32_t base = base_rtt(in);
   if (in->rate_bps == 0 || base < e->p.min_rtt_us) return 0;
-  push_rate(e, in->rate_bps, in->rtt_us);
+  push_rate(e, in);
   return search(e, in, a);
 }
 

@@ -850,9 +850,9 @@ TEST(Engine, TheRampOpensOnceTheSenderGoverns) {
 TEST(Engine, AStepAsideThatDoesNotFillSOpensAtOnce) {
   Engine g = Ramping(100 * kMbps);  // capped at 1.2·C'·T = 600 KB
   ASSERT_LT(g.e.s, g.p.s_max);
-  // A plateau at 30 Mb/s under half of C', standing 300 ms (4 windows): a share (30 Mb/s at 50 ms is
-  // 190 KB of 600 KB).
-  for (int i = 0; i < 3; i++) EXPECT_FALSE(g.feed(30, 50000)) << i;
+  // A plateau at 30 Mb/s under half of C', standing 300 ms (3 windows of 100 ms): a share (30 Mb/s at
+  // 50 ms is 190 KB of 600 KB).
+  for (int i = 0; i < 2; i++) EXPECT_FALSE(g.feed(30, 50000)) << i;
   ASSERT_TRUE(g.feed(30, 50000));
   EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
@@ -1015,16 +1015,24 @@ TEST(Engine, AProbedFlowsStandingQueueIsUnderItsLeastEcho) {
   EXPECT_LT(h.e.rtt_alone_us, kRtt + 1000u);
 }
 
-// A standing queue spans at least 300 ms: on a 40 ms path four windows, not three (a host that falls
-// behind for three windows at 1 Gb/s / 20 ms was read as a newcomer).
+// A standing queue spans at least 300 ms of windows, counted in time: a queue that stretches each window
+// of the 40 ms path to 140 ms stands in three (420 ms), one that stretches them to 90 ms in four (360
+// ms); a host that falls behind for three short windows (at 1 Gb/s / 20 ms: 120 ms) is no newcomer.
 TEST(Engine, AStandingQueueSpansAtLeast300Ms) {
   Engine g;
   g.decide(50);
   EXPECT_EQ(g.held_until_action(20, 50, kRtt), 21);
-  for (int i = 0; i < 3; i++) EXPECT_FALSE(g.held(50.0 * 40 / 70, 70000)) << i;
+  for (int i = 0; i < 2; i++) EXPECT_FALSE(g.held(50.0 * 40 / 70, 70000)) << i;
   EXPECT_FALSE(g.held(50, kRtt));
-  EXPECT_EQ(g.held_until_action(4, 50.0 * 40 / 70, 70000), 4);
+  EXPECT_EQ(g.held_until_action(3, 50.0 * 40 / 70, 70000), 3);
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  Engine h;
+  h.decide(50);
+  h.held_until_action(20, 50, kRtt);
+  for (int i = 0; i < 3; i++) EXPECT_FALSE(h.held(50.0 * 40 / 45, 45000)) << i;
+  EXPECT_FALSE(h.held(50, kRtt));
+  EXPECT_EQ(h.held_until_action(4, 50.0 * 40 / 45, 45000), 4);
+  EXPECT_EQ(h.last().why, SOBAS_WHY_COMPETING);
 }
 
 // Held alone at an RTT a little over the base (the ACK clock, a whole-ms base): a queue is measured
