@@ -143,3 +143,64 @@ void sobas_ring_init(struct sobas_ring_header *h, uint32_t uid, int64_t now_ns) 
 }
 
 size_t sobas_ring_bytes(void) { return SOBAS_RING_HEADER_SIZE + (size_t)SOBAS_RING_CAPACITY * SOBAS_RING_RECORD_SIZE; }
+
+uint64_t sobas_ring_board_path(uint16_t family, const uint8_t addr[16]) {
+  uint64_t x = 0xcbf29ce484222325ull ^ family; /* FNV-1a */
+  for (int i = 0; i < 16; i++) x = (x ^ addr[i]) * 0x100000001b3ull;
+  return x ? x : 1;
+}
+
+/* A slot whose flow was not seen for SOBAS_RING_BOARD_FRESH_NS is free: its flow closed without leaving
+ * (killed) or stopped being steered. */
+static int board_stale(const struct sobas_ring_board_slot *b, int64_t now_ns) {
+  return now_ns - __atomic_load_n(&b->seen_ns, __ATOMIC_RELAXED) > SOBAS_RING_BOARD_FRESH_NS;
+}
+
+/* The flow's slot: the one it had if it still holds it, else a free or stale one taken with a CAS (a
+ * slot two flows race for goes to one; the other takes another at its next report). -1: board full. */
+static int board_claim(struct sobas_ring_header *h, uint64_t owner, uint32_t hint, int64_t now_ns) {
+  struct sobas_ring_board_slot *b = h->board;
+  if (hint >= 1 && hint <= SOBAS_RING_BOARD_SLOTS && __atomic_load_n(&b[hint - 1].owner, __ATOMIC_RELAXED) == owner)
+    return (int)hint - 1;
+  for (int i = 0; i < SOBAS_RING_BOARD_SLOTS; i++) {
+    uint64_t cur = __atomic_load_n(&b[i].owner, __ATOMIC_RELAXED);
+    if (cur != 0 && !board_stale(&b[i], now_ns)) continue;
+    /* Seen at once: a claimant that read it stale just before may still take it from us, and this flow
+     * takes another slot at its next report. */
+    if (__atomic_compare_exchange_n(&b[i].owner, &cur, owner, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+      __atomic_store_n(&b[i].seen_ns, now_ns, __ATOMIC_RELAXED);
+      return i;
+    }
+  }
+  return -1;
+}
+
+uint32_t sobas_ring_board_report(struct sobas_ring_header *h, uint64_t owner, uint64_t path, uint32_t state,
+                                 uint32_t searching, int64_t now_ns, uint32_t *slot, uint32_t *siblings_searching) {
+  struct sobas_ring_board_slot *b = h->board;
+  int mine = board_claim(h, owner, *slot, now_ns);
+  *slot = (uint32_t)(mine + 1);
+  if (mine >= 0) {
+    __atomic_store_n(&b[mine].path, path, __ATOMIC_RELAXED);
+    __atomic_store_n(&b[mine].state, state, __ATOMIC_RELAXED);
+    __atomic_store_n(&b[mine].searching, searching, __ATOMIC_RELAXED);
+    __atomic_store_n(&b[mine].seen_ns, now_ns, __ATOMIC_RELAXED);
+  }
+  uint32_t n = 0, s = 0;
+  for (int i = 0; i < SOBAS_RING_BOARD_SLOTS; i++) {
+    uint64_t o = __atomic_load_n(&b[i].owner, __ATOMIC_RELAXED);
+    if (i == mine || o == 0 || o == owner || __atomic_load_n(&b[i].path, __ATOMIC_RELAXED) != path ||
+        board_stale(&b[i], now_ns))
+      continue;
+    n++;
+    s += __atomic_load_n(&b[i].searching, __ATOMIC_RELAXED) != 0;
+  }
+  *siblings_searching = s;
+  return n;
+}
+
+void sobas_ring_board_leave(struct sobas_ring_header *h, uint64_t owner, uint32_t slot) {
+  if (slot < 1 || slot > SOBAS_RING_BOARD_SLOTS) return;
+  uint64_t cur = owner;
+  __atomic_compare_exchange_n(&h->board[slot - 1].owner, &cur, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}

@@ -40,3 +40,9 @@ int sobas_ringw_write(struct sobas_ring_record *r, const char *path_override, ch
   sobas_ring_write(&map, r);
   return 1;
 }
+
+struct sobas_ring_header *sobas_ringw_header(void) {
+  if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY) return NULL; /* pairs with the release above */
+  SOBAS_HB_AFTER(&state);
+  return map.h;
+}

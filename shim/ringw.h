@@ -11,4 +11,7 @@
  * not (off, or another thread is mapping it right now), -1 the one time mapping fails (err says why). */
 int sobas_ringw_write(struct sobas_ring_record *r, const char *path_override, char *err, size_t n);
 
+/* The mapped ring's header, for its path board; NULL until a record was written, or when the ring is off. */
+struct sobas_ring_header *sobas_ringw_header(void);
+
 #endif

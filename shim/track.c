@@ -186,8 +186,8 @@ static void announce(int fd, struct sobas_flow *f) {
 }
 
 /* Every field the engine is fed is in the window line (end_us, rx_bps, tx_bps, dlv_bps, rcv_rtt_us, base_rtt_us, rcv_mss,
- * ooo, and the probe's probe/prtt_us/prtt_max_us/prtt_least_us/plost), so a log replays into the same decisions
- * (test/unit/replay_test.cc). */
+ * ooo, the probe's probe/prtt_us/prtt_max_us/prtt_least_us/plost, the path board's siblings/siblings_searching),
+ * so a log replays into the same decisions (test/unit/replay_test.cc). */
 static void log_window(const struct sobas_flow *f, const struct sobas_window *w, enum sobas_role role,
                        const struct sobas_probe_view *pv) {
   const struct sobas_sample *s = &f->last;
@@ -195,7 +195,7 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
                 "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu dlv_bps=%llu rtt_us=%u "
                 "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u "
                 "retrans=%u ooo=%u busy_us=%llu rwnd_lim_us=%llu sndbuf_lim_us=%llu snd_wnd=%u limit=%s state=%s s=%llu "
-                "probe=%s prtt_us=%u prtt_max_us=%u prtt_least_us=%u plost=%u",
+                "probe=%s prtt_us=%u prtt_max_us=%u prtt_least_us=%u plost=%u siblings=%u siblings_searching=%u",
                 role_names[role], (long long)((w->t_end_ns - f->t_open_ns) / 1000),
                 (long long)((w->t_end_ns - w->t_start_ns) / 1000), (unsigned long long)w->rx_bytes,
                 (unsigned long long)w->tx_bytes, (unsigned long long)w->rx_rate_bps,
@@ -206,7 +206,7 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
                 (unsigned long long)w->sndbuf_limited_us, s->snd_wnd,
                 sobas_limit_name((enum sobas_limit)f->last_limit), sobas_state_name(flow_state(f)), (unsigned long long)f->hold.s,
                 sobas_probe_status_name((enum sobas_probe_status)f->probe_status), pv->rtt_avg_us, pv->rtt_max_us,
-                pv->rtt_least_us, pv->lost);
+                pv->rtt_least_us, pv->lost, f->siblings, f->siblings_searching);
 }
 
 /* The lever the decision left in place: a transition that sets nothing (a resume, a cap that was
@@ -473,11 +473,27 @@ static struct sobas_engine_input sender_input(struct sobas_flow *f, const struct
                                      .rate_now_bps = w->app_limited ? 0 : w->delivery_bps};
 }
 
+/* The flow's owner key on the path board: its process and its id there. */
+static uint64_t board_owner(const struct sobas_flow *f) { return (uint64_t)(uint32_t)sobas_proc.pid << 32 | (uint32_t)f->id; }
+
+/* Puts the flow's state on the ring's path board and reads its siblings' (no ring: none known). */
+static void board_report(struct sobas_flow *f, int64_t now_ns) {
+  struct sobas_ring_header *h = sobas_ringw_header();
+  f->siblings = f->siblings_searching = 0;
+  if (!h) return;
+  f->siblings = sobas_ring_board_report(h, board_owner(f), sobas_ring_board_path(f->peer.family, f->peer.addr),
+                                        (uint32_t)f->eng.state, (uint32_t)sobas_engine_searching(&f->eng), now_ns,
+                                        &f->board_slot, &f->siblings_searching);
+}
+
 /* One closed window of a steered flow through the SOBAS engine, and its decision onto the socket. */
 static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, const struct sobas_probe_view *pv) {
   struct sobas_engine_input in = (f->flags & SOBAS_FLOW_SENDS) ? sender_input(f, w) : receiver_input(f, w, pv);
   struct sobas_action a;
   engine_begin(fd, f, in.rtt_us, w->t_start_ns - f->t_open_ns);
+  board_report(f, w->t_end_ns);
+  in.siblings = f->siblings;
+  in.siblings_searching = f->siblings_searching;
   f->last_rtt_us = in.rtt_us;
   if (!(seed_policy() ? sobas_policy_feed(&f->pol, &in, &a) : sobas_engine_feed(&f->eng, &in, &a))) {
     /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked); a
@@ -690,6 +706,9 @@ static void drop_flow(struct sobas_flow *f, int fd) {
   int locked = 0;
   for (int spin = 0; spin < 1000 && !(locked = try_lock(f)); spin++) __builtin_ia32_pause();
   if (locked && active() && (f->flags & SOBAS_FLOW_ANNOUNCED)) log_close(fd, f);
+  /* Unlocked, a sampler may still be reporting: its slot goes stale 2 s after its last window instead. */
+  struct sobas_ring_header *h = locked && f->board_slot ? sobas_ringw_header() : NULL;
+  if (h) sobas_ring_board_leave(h, board_owner(f), f->board_slot);
   sobas_probe_close(f->probe);
   if (locked) unlock(f);
   sobas_ft_flow_free(&sobas_proc.ft, f);

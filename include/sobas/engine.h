@@ -107,6 +107,8 @@ struct sobas_engine_input {
   uint32_t ooo;          /* with the probe: the kernel's out-of-order arrivals too (without it they are `losses`) */
   uint8_t probe;         /* 1: rtt and losses come from the probe's forward-path view; 0: kernel signals */
   uint32_t rcv_wnd;      /* the window the receiver offers at the end of the window, bytes (0: not known, kernel < 6.2) */
+  uint32_t siblings;      /* the user's other flows to the same peer (the ring's path board) ... */
+  uint32_t siblings_searching; /* ... and of those, how many are still searching (sobas_engine_searching) */
 };
 
 /* What the engine wants done, and why. `set` = 1: hold the flow's window at `s` bytes. */
@@ -143,6 +145,7 @@ struct sobas_engine {
   uint8_t trimmed;                  /* trim_first: S was trimmed since the flow last held clean (or decided) */
   uint8_t held_clean;               /* decided, and held queue_windows evaluations in a row with no queue and R kept */
   uint32_t clean_run;               /* how many such evaluations in a row so far */
+  uint32_t quiet_run;               /* held evaluations in a row with no queue, whatever the rate */
   uint32_t rtt_alone_us;            /* the least RTT of the evaluations that made it held_clean (0: none) */
   uint8_t resumed;                  /* the search under way came back from stepping aside */
   uint64_t r_alone;                 /* the rate a decision held with no competitor (0: never seen) */
@@ -163,6 +166,7 @@ struct sobas_engine {
   uint64_t r_before_lift;           /* the rate held before it */
   int64_t lift_after_ns;            /* no lift before this */
   int64_t lift_backoff_ns;          /* the current least time between lifts */
+  uint32_t siblings_known;          /* the siblings the last window counted */
 };
 
 /* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).
@@ -178,6 +182,11 @@ int sobas_engine_capacity(struct sobas_engine *e, uint64_t cap_bps, uint32_t rtt
 
 /* Feeds one window; returns 1 and fills *a on a state change or a new S, else 0. */
 int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a);
+
+/* The flow is still looking for the path's rate: searching (slow start, congestion avoidance), lifting
+ * S, or decided with the queue of its overshoot not yet drained. A queue it keeps now is its own, and
+ * its siblings on the path (the ring's path board) take it for no competitor's. */
+int sobas_engine_searching(const struct sobas_engine *e);
 
 const char *sobas_state_name(enum sobas_state s);
 const char *sobas_reason_name(enum sobas_reason r);

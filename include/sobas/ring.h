@@ -11,10 +11,25 @@ extern "C" {
 
 #define SOBAS_RING_MAGIC 0x31474e5253424f53ull /* "SOBSRNG1", little-endian */
 #define SOBAS_RING_ABI_MAJOR 1                 /* a reader refuses another major */
-#define SOBAS_RING_ABI_MINOR 4                 /* fields or values added in a minor keep the record size; 1: lever 4; 2: why 13-16, limit, policy; 3: why 8 again; 4: why 17 */
+#define SOBAS_RING_ABI_MINOR 5                 /* fields or values added in a minor keep the record size; 1: lever 4; 2: why 13-16, limit, policy; 3: why 8 again; 4: why 17; 5: the path board */
 #define SOBAS_RING_HEADER_SIZE 4096
 #define SOBAS_RING_RECORD_SIZE 256
 #define SOBAS_RING_CAPACITY 8192               /* records: 2 MiB, a power of two */
+
+/* One steered flow on the path board (minor 5): the user's flows, by path, so that flows of one host to
+ * one peer know one another, whatever process they are in (nginx's workers): a queue that a sibling
+ * still searching keeps is not a competitor's. Written by its flow only, read by the user's other
+ * flows, every field accessed atomically; a slot read while it changes owner misleads one window. */
+struct sobas_ring_board_slot {
+  uint64_t owner;    /* pid << 32 | the flow's id in its process (low 32 bits); 0: free */
+  uint64_t path;     /* a hash of the peer's address family and address, never 0 */
+  int64_t seen_ns;   /* CLOCK_MONOTONIC of the flow's last window */
+  uint32_t state;    /* enum sobas_state as of that window */
+  uint32_t searching; /* 1: still looking for the path's rate (sobas_engine_searching) */
+};
+#define SOBAS_RING_BOARD_SLOTS 96
+#define SOBAS_RING_BOARD_OFFSET 192
+#define SOBAS_RING_BOARD_FRESH_NS 2000000000 /* a flow not seen for this long is gone: its slot is free */
 
 /* The header page. The write ticket and the writers' counters sit on cache lines of their own: every
  * writer touches them, readers only read. */
@@ -32,7 +47,9 @@ struct sobas_ring_header {
   uint8_t pad1[64 - 8];
   uint64_t dropped;      /* atomic: records a writer gave up because its slot was still being written */
   uint64_t stolen;       /* atomic: slots taken from a writer two laps late (presumed dead mid-write) */
-  uint8_t pad2[SOBAS_RING_HEADER_SIZE - 144];
+  uint8_t pad2[SOBAS_RING_BOARD_OFFSET - 144];
+  struct sobas_ring_board_slot board[SOBAS_RING_BOARD_SLOTS]; /* minor 5; zero in a ring an older shim made */
+  uint8_t pad3[SOBAS_RING_HEADER_SIZE - SOBAS_RING_BOARD_OFFSET - SOBAS_RING_BOARD_SLOTS * 32];
 };
 
 /* What a record reports. */
@@ -125,6 +142,17 @@ int sobas_ring_read(const struct sobas_ring_map *m, struct sobas_ring_cursor *c,
 const char *sobas_ring_validate(struct sobas_ring_header *h, size_t size, struct sobas_ring_map *m);
 /* Fills a fresh header (the creator, before the ring is published). */
 void sobas_ring_init(struct sobas_ring_header *h, uint32_t uid, int64_t now_ns);
+/* Reports one window of a steered flow on the path board and counts its siblings: the other flows on
+ * `path` seen within SOBAS_RING_BOARD_FRESH_NS of now_ns (CLOCK_MONOTONIC). *slot: the flow's slot + 1
+ * from its last report (0: none yet; kept or replaced here; 0 again when the board is full). Returns
+ * how many siblings there are; *searching gets how many of them are searching. */
+uint32_t sobas_ring_board_report(struct sobas_ring_header *h, uint64_t owner, uint64_t path, uint32_t state,
+                                 uint32_t searching, int64_t now_ns, uint32_t *slot, uint32_t *siblings_searching);
+/* The flow is gone: frees its slot, if it still holds it. */
+void sobas_ring_board_leave(struct sobas_ring_header *h, uint64_t owner, uint32_t slot);
+/* The board's key of a peer address (family, then 16 address bytes): never 0. */
+uint64_t sobas_ring_board_path(uint16_t family, const uint8_t addr[16]);
+
 /* Bytes a ring of the default capacity maps. */
 size_t sobas_ring_bytes(void);
 

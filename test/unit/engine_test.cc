@@ -21,6 +21,8 @@ struct Engine {
   std::vector<sobas_action> acts;
   uint64_t rate_now_bps = 0;  // what a sender's kernel says the rate is at each window's end (0: unknown)
   uint32_t ooo = 0;           // beside the probe: the kernel's out-of-order arrivals in each window
+  uint32_t siblings = 0;            // the path board: the user's other flows to the peer ...
+  uint32_t siblings_searching = 0;  // ... and those of them still searching
   explicit Engine(uint64_t cap_bps = 0, sobas_engine_params params = defaults()) : p(params) {
     sobas_action a{};
     if (sobas_engine_start(&e, &p, cap_bps, kRtt, 0, &a)) acts.push_back(a);
@@ -50,6 +52,8 @@ struct Engine {
     in.rtt_least_us = rtt_least_us;
     in.rate_now_bps = rate_now_bps;
     in.ooo = ooo;
+    in.siblings = siblings;
+    in.siblings_searching = siblings_searching;
     sobas_action a{};
     if (!sobas_engine_feed(&e, &in, &a)) return false;
     acts.push_back(a);
@@ -70,6 +74,8 @@ struct Engine {
     in.probe = rtt_least_us != 0;
     in.rtt_max_us = rtt_least_us ? rtt_us : 0;
     in.rtt_least_us = rtt_least_us;
+    in.siblings = siblings;
+    in.siblings_searching = siblings_searching;
     sobas_action a{};
     if (!sobas_engine_feed(&e, &in, &a)) return false;
     acts.push_back(a);
@@ -1107,6 +1113,9 @@ TEST(Engine, APacerOnASlowerPathTrimsSToTheRateItGets) {
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
   EXPECT_EQ(g.e.s, bytes(85 * kMbps, kRtt));
   EXPECT_EQ(g.held_until_action(100, 85, kRtt), 101) << "held at the trimmed S, no queue: nothing more to do";
+  ASSERT_LE(g.held_until_action(20, 78, 46000), 20) << "the path slows again, after a clean hold";
+  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE) << "trimmed again, not stepped aside";
+  EXPECT_EQ(g.e.s, bytes(78 * kMbps, kRtt));
   Engine r;
   r.decide(92);
   r.held_until_action(20, 85, 46000);
@@ -1126,6 +1135,74 @@ TEST(Engine, APacerBesideACompetitorTrimsOnceThenStepsAside) {
   ASSERT_LE(n, 6);
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
   EXPECT_EQ(g.e.s, g.p.s_max);
+}
+
+// A sibling still searching (another flow of the user to the same peer, in slow start or uncapped after
+// slow start's loss) keeps a queue that is no competitor's: a pacer held beside it neither trims nor
+// steps aside, nor takes its overshoot's losses for the path's; once the sibling has decided too, the
+// same queue is a competitor's.
+TEST(Engine, ASiblingsSearchIsNoCompetitor) {
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  Engine g(0, p);
+  g.decide(50);
+  ASSERT_EQ(g.held_until_action(20, 50, kRtt), 21);
+  ASSERT_TRUE(g.e.held_clean);
+  g.siblings_searching = 1;
+  EXPECT_EQ(g.held_until_action(20, 40, 60000), 21) << "a queue and the rate sunk";
+  for (int i = 0; i < 8; i++) EXPECT_FALSE(g.feed(40, 60000, i % 2 ? 0 : 3)) << "loss episodes " << i;
+  EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  g.siblings_searching = 0;
+  ASSERT_LE(g.held_until_action(20, 40, 60000), 5);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE) << "a pacer trims first";
+  ASSERT_LE(g.held_until_action(20, 35, 60000), 5);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+}
+
+// A sibling that leaves the path frees its share, which only a lift finds: the next lift comes as soon
+// as the flow holds clean again, whatever the lift backoff.
+TEST(Engine, ASiblingThatLeavesIsLookedForAtOnce) {
+  sobas_engine_params p = Engine::defaults();
+  p.lift_gain = 0.10;
+  auto windows_to_next_lift = [&](bool leaves) {
+    Engine g(0, p);
+    g.siblings = 3;
+    g.decide(30);
+    g.on_path_until_lift(30);
+    while (g.count(SOBAS_WHY_LIFT_END) == 0 && g.t < 10'000'000'000) g.on_path(30);
+    const int lifts = g.count(SOBAS_WHY_LIFT);
+    if (leaves) g.siblings = 2;
+    int n = 0;
+    while (g.count(SOBAS_WHY_LIFT) == lifts && n < 100) {
+      g.on_path(30);
+      n++;
+    }
+    return n;
+  };
+  const int after_departure = windows_to_next_lift(true), otherwise = windows_to_next_lift(false);
+  EXPECT_LE(after_departure, 8) << "held again (2 windows), and a clean run (4)";
+  EXPECT_GE(otherwise, after_departure + 4) << "the lift backoff, 1 s: " << otherwise << " windows";
+}
+
+// What a flow puts on the path board: searching while it looks for the path's rate, until its
+// decision's overshoot has drained, and again while it lifts S; not once held, nor stepped aside.
+TEST(Engine, SearchingLastsUntilTheDecisionIsHeld) {
+  sobas_engine_params p = Engine::defaults();
+  p.lift_gain = 0.10;
+  Engine g(0, p);
+  EXPECT_TRUE(sobas_engine_searching(&g.e)) << "slow start";
+  g.decide(50);
+  EXPECT_TRUE(sobas_engine_searching(&g.e)) << "decided, the window offered before not yet consumed";
+  g.held(50);
+  g.held(50);
+  EXPECT_FALSE(sobas_engine_searching(&g.e)) << "held";
+  while (g.count(SOBAS_WHY_LIFT) == 0 && g.t < 10'000'000'000) g.held(50);
+  EXPECT_TRUE(sobas_engine_searching(&g.e)) << "lifting";
+  Engine aside;
+  aside.decide(50);
+  aside.held_until_action(20, 30, 70000);
+  ASSERT_EQ(aside.e.state, SOBAS_ST_CONGESTED);
+  EXPECT_FALSE(sobas_engine_searching(&aside.e));
 }
 
 // A pacer reads its RTT to the µs: the round its slow start fills the buffer shows a queue at its

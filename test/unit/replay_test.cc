@@ -90,6 +90,8 @@ std::vector<Decision> replay(const std::vector<Fields> &log) {
     in.losses = probing ? (uint32_t)num(f, "plost") : (uint32_t)num(f, "ooo");
     in.ooo = probing ? (uint32_t)num(f, "ooo") : 0;
     in.rcv_wnd = (uint32_t)num_or(f, "rcv_wnd", 0);
+    in.siblings = (uint32_t)num_or(f, "siblings", 0);
+    in.siblings_searching = (uint32_t)num_or(f, "siblings_searching", 0);
     if (sobas_engine_feed(&e, &in, &a)) record(a);
   }
   return out;

@@ -25,7 +25,7 @@ namespace {
 // The ABI: these numbers are what readers of other builds rely on; changing one is a new major.
 const size_t kPinned[] = {
     4096, 8,   12,  20,  24,  32,  64,  128, 136, 256, 0,   8,   16,  24,  32,  40,
-    56,   63,  64,  68,  84,  100, 101, 104, 144, 152, 172, 176,
+    56,   63,  64,  68,  84,  100, 101, 104, 144, 152, 172, 176, 192, 32,  8,   16,  24,  28,
 };
 const size_t kCxx[] = {
     sizeof(sobas_ring_header),          OFF(sobas_ring_header, abi_major), OFF(sobas_ring_header, header_size),
@@ -37,6 +37,8 @@ const size_t kCxx[] = {
     OFF(sobas_ring_record, lport),      OFF(sobas_ring_record, laddr),     OFF(sobas_ring_record, raddr),
     OFF(sobas_ring_record, limit),      OFF(sobas_ring_record, policy),    OFF(sobas_ring_record, rate_bps),   OFF(sobas_ring_record, cap_bps),   OFF(sobas_ring_record, rtt_us),
     OFF(sobas_ring_record, age_ms),     OFF(sobas_ring_record, pad),
+    OFF(sobas_ring_header, board),      sizeof(sobas_ring_board_slot),     OFF(sobas_ring_board_slot, path),
+    OFF(sobas_ring_board_slot, seen_ns), OFF(sobas_ring_board_slot, state), OFF(sobas_ring_board_slot, searching),
 };
 static_assert(sizeof(sobas_ring_header) == SOBAS_RING_HEADER_SIZE, "header is one page");
 static_assert(sizeof(sobas_ring_record) == SOBAS_RING_RECORD_SIZE, "record size");
@@ -155,6 +157,52 @@ TEST(Ring, AWriterKilledMidWriteCostsOneRecord) {
   EXPECT_EQ(mem.m.h->dropped, 1u);
   EXPECT_EQ(mem.m.h->stolen, 1u);
   EXPECT_EQ(mem.slot(9)->seq, 2u * 9 + 2) << "the slot works again";
+}
+
+// The path board: flows on one path see each other, whatever process they are in; other paths, gone
+// flows (left, or not seen for 2 s) and the flow itself are not counted; a full board still counts.
+TEST(RingBoard, FlowsOnOnePathSeeEachOther) {
+  Mem mem;
+  sobas_ring_header *h = mem.m.h;
+  const uint8_t a4[16] = {10, 80, 2, 1}, b4[16] = {10, 80, 2, 2};
+  const uint64_t a = sobas_ring_board_path(2, a4), b = sobas_ring_board_path(2, b4);
+  ASSERT_NE(a, b);
+  ASSERT_NE(sobas_ring_board_path(10, a4), a) << "the family is part of the path";
+  const int64_t t = 5000000000;
+  uint32_t s1 = 0, s2 = 0, s3 = 0, srch = 99;
+  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 1, 1, t, &s1, &srch), 0u);
+  EXPECT_EQ(srch, 0u);
+  ASSERT_NE(s1, 0u);
+  EXPECT_EQ(sobas_ring_board_report(h, 2ull << 32 | 1, a, 5, 0, t, &s2, &srch), 1u) << "another process's flow";
+  EXPECT_EQ(srch, 1u) << "the first is searching";
+  EXPECT_NE(s2, s1);
+  EXPECT_EQ(sobas_ring_board_report(h, 2ull << 32 | 2, b, 1, 1, t, &s3, &srch), 0u) << "another peer";
+  const uint32_t first = s1;
+  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 5, 0, t + 1000, &s1, &srch), 1u);
+  EXPECT_EQ(s1, first) << "a flow keeps its slot";
+  EXPECT_EQ(srch, 0u) << "both decided";
+  sobas_ring_board_leave(h, 2ull << 32 | 1, s2);
+  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 5, 0, t + 2000, &s1, &srch), 0u) << "left";
+  sobas_ring_board_leave(h, 9, s1);
+  EXPECT_EQ(h->board[s1 - 1].owner, 1ull << 32 | 1) << "only its owner frees a slot";
+
+  // Gone without leaving (killed): not counted after 2 s, and its slot is taken again.
+  uint32_t s4 = 0;
+  sobas_ring_board_report(h, 3ull << 32 | 1, a, 1, 1, t + 3000, &s4, &srch);
+  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 5, 0, t + 1000000000, &s1, &srch), 1u);
+  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 5, 0, t + 2500000000, &s1, &srch), 0u);
+  bool reused = false;
+  for (uint64_t i = 0; i + 1 < SOBAS_RING_BOARD_SLOTS; i++) {
+    uint32_t s = 0;
+    sobas_ring_board_report(h, 100ull << 32 | i, b, 1, 1, t + 2500000000, &s, &srch);
+    ASSERT_NE(s, 0u) << "every slot but the live flow's is free or stale: " << i;
+    reused |= s == s4;
+  }
+  EXPECT_TRUE(reused) << "the killed flow's slot";
+  uint32_t full = 0;
+  EXPECT_EQ(sobas_ring_board_report(h, 200ull << 32, a, 1, 1, t + 2500000000, &full, &srch), 1u)
+      << "a full board: no slot, but its siblings still counted";
+  EXPECT_EQ(full, 0u);
 }
 
 TEST(Ring, ValidateNamesWhatIsWrong) {

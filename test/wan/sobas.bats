@@ -584,8 +584,9 @@ PY
 }
 
 # nginx as deployed for static files (4 worker processes, epoll, sendfile) under the shim, serving
-# 8 downloads at once: each accepted flow is steered on its own as a sender, the shim adds at most its
-# helper thread to a worker, and sobas-top shows every flow with its decision.
+# 8 downloads at once: each accepted flow is steered on its own as a sender, knowing the 7 others on
+# its path (the ring's path board), the shim adds at most its helper thread to a worker, and sobas-top
+# shows every flow with its decision.
 @test "nginx (sendfile, 4 workers) preloaded: 8 concurrent downloads byte-exact, each steered as a sender, all in sobas-top" {
   command -v nginx >/dev/null || skip "nginx not installed (scripts/install-deps.sh installs it)"
   local dir=$BATS_TEST_TMPDIR log=$BATS_TEST_TMPDIR/srv.log ring=$BATS_TEST_TMPDIR/srv.ring
@@ -638,6 +639,10 @@ for k in sorted(flows):
     print(f"  pid {k[0]} flow {k[1]}: " + ", ".join(f"{x['t_ms']} ms {x['to']} ({x['why']})" for x in flows[k] if x["ev"] == "decision"))
 assert len(flows) == 8, "not 8 sending flows"
 assert steered == set(flows), "a flow the engine never moved on"
+# The ring's path board: each flow counted the 7 others on its path, whatever worker they are in.
+seen = {k: max(int(x.get("siblings", 0)) for x in xs if x["ev"] == "window") for k, xs in flows.items()}
+print(f"most siblings a window of each flow counted: {sorted(seen.values())}")
+assert all(n == 7 for n in seen.values()), "a flow did not see its 7 siblings on the path board"
 top = [r for r in map(json.loads, open(f"{d}/top.json")) if r["type"] == "flow"]
 mine = [r for r in top if r["program"].startswith("nginx") and r["role"] == "sender" and r["why"] != "-"]
 print(f"sobas-top: {len(top)} flows, {len(mine)} nginx senders with a decision")
