@@ -122,6 +122,15 @@ static uint64_t clamp_s(const struct sobas_engine *e, uint64_t s) {
 /* The rate history holds the windows since the last change of state, with S at each. */
 static void forget_rates(struct sobas_engine *e) { e->n_rates = 0; }
 
+/* How long the window being fed lasted (last_t_ns: the end of the one before), for queue_span: at most four base RTTs (a 2·RTT window whose RTT a
+ * queue doubled), since the time since the last window fed also holds the windows the caller did not
+ * feed (an application-limited one, an idle one). */
+static int64_t window_length(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  int64_t d = in->t_ns - e->last_t_ns, most = 4 * (int64_t)base_rtt(in) * 1000;
+  if (d < 0) d = 0;
+  return most > 0 && d > most ? most : d;
+}
+
 /* The window being fed joins the history: its rate, RTT, length, and the S it was measured at. */
 static void push_rate(struct sobas_engine *e, const struct sobas_engine_input *in) {
   if (e->n_rates == SOBAS_ENGINE_HISTORY) {
@@ -134,7 +143,7 @@ static void push_rate(struct sobas_engine *e, const struct sobas_engine_input *i
   e->rates[e->n_rates] = in->rate_bps;
   e->s_at[e->n_rates] = e->s;
   e->rtt_at[e->n_rates] = in->rtt_us;
-  e->dur_at[e->n_rates] = e->win_ns;
+  e->dur_at[e->n_rates] = window_length(e, in);
   e->n_rates++;
 }
 
@@ -799,18 +808,7 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
   return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT_END, 1, s, got, base, in->t_ns);
 }
 
-/* How long the window fed lasted, for queue_span: at most four base RTTs (a 2·RTT window whose RTT a
- * queue doubled), since the time since the last window fed also holds the windows the caller did not
- * feed (an application-limited one, an idle one). */
-static int64_t window_length(const struct sobas_engine *e, const struct sobas_engine_input *in) {
-  int64_t d = in->t_ns - e->last_t_ns, most = 4 * (int64_t)base_rtt(in) * 1000;
-  if (d < 0) d = 0;
-  return most > 0 && d > most ? most : d;
-}
-
-int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
-  e->win_ns = window_length(e, in);
-  e->last_t_ns = in->t_ns;
+static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   /* A sibling left the path: its share is free, and only a lift finds it (a held flow grows no
    * other way). Measured on `servers`: 8 flows held 76.6-77.2 Mb/s of A = 77.2 together, and as
    * they finished the last three held 40.6 and then 32.8 Mb/s, waiting out lift backoffs of up to 32 s. */
@@ -849,6 +847,12 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
   if (in->rate_bps == 0 || base < e->p.min_rtt_us) return 0;
   push_rate(e, in);
   return search(e, in, a);
+}
+
+int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
+  int r = feed_window(e, in, a);
+  e->last_t_ns = in->t_ns;
+  return r;
 }
 
 int sobas_engine_searching(const struct sobas_engine *e) {

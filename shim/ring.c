@@ -175,21 +175,20 @@ static int board_claim(struct sobas_ring_header *h, uint64_t owner, uint32_t hin
   return -1;
 }
 
-uint32_t sobas_ring_board_report(struct sobas_ring_header *h, uint64_t owner, uint64_t path, uint32_t state,
-                                 uint32_t searching, int64_t now_ns, uint32_t *slot, uint32_t *siblings_searching) {
+uint32_t sobas_ring_board_report(struct sobas_ring_header *h, uint64_t owner, uint64_t path, uint32_t searching,
+                                 int64_t now_ns, uint32_t *slot, uint32_t *siblings_searching) {
   struct sobas_ring_board_slot *b = h->board;
   int mine = board_claim(h, owner, *slot, now_ns);
   *slot = (uint32_t)(mine + 1);
   if (mine >= 0) {
     __atomic_store_n(&b[mine].path, path, __ATOMIC_RELAXED);
-    __atomic_store_n(&b[mine].state, state, __ATOMIC_RELAXED);
     __atomic_store_n(&b[mine].searching, searching, __ATOMIC_RELAXED);
     __atomic_store_n(&b[mine].seen_ns, now_ns, __ATOMIC_RELAXED);
   }
   uint32_t n = 0, s = 0;
   for (int i = 0; i < SOBAS_RING_BOARD_SLOTS; i++) {
     uint64_t o = __atomic_load_n(&b[i].owner, __ATOMIC_RELAXED);
-    if (i == mine || o == 0 || o == owner || __atomic_load_n(&b[i].path, __ATOMIC_RELAXED) != path ||
+    if (o == 0 || o == owner || __atomic_load_n(&b[i].path, __ATOMIC_RELAXED) != path ||
         board_stale(&b[i], now_ns))
       continue;
     n++;

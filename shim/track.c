@@ -476,14 +476,14 @@ static struct sobas_engine_input sender_input(struct sobas_flow *f, const struct
 /* The flow's owner key on the path board: its process and its id there. */
 static uint64_t board_owner(const struct sobas_flow *f) { return (uint64_t)(uint32_t)sobas_proc.pid << 32 | (uint32_t)f->id; }
 
-/* Puts the flow's state on the ring's path board and reads its siblings' (no ring: none known). */
+/* Puts the flow on the ring's path board, searching or not, and counts its siblings (no ring: none known). */
 static void board_report(struct sobas_flow *f, int64_t now_ns) {
   struct sobas_ring_header *h = sobas_ringw_header();
   f->siblings = f->siblings_searching = 0;
   if (!h) return;
   f->siblings = sobas_ring_board_report(h, board_owner(f), sobas_ring_board_path(f->peer.family, f->peer.addr),
-                                        (uint32_t)f->eng.state, (uint32_t)sobas_engine_searching(&f->eng), now_ns,
-                                        &f->board_slot, &f->siblings_searching);
+                                        (uint32_t)sobas_engine_searching(&f->eng), now_ns, &f->board_slot,
+                                        &f->siblings_searching);
 }
 
 /* One closed window of a steered flow through the SOBAS engine, and its decision onto the socket. */

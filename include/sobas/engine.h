@@ -133,7 +133,6 @@ struct sobas_engine {
   int64_t dur_at[SOBAS_ENGINE_HISTORY]; /* how long each lasted: a standing queue is counted in time */
   uint32_t n_rates;
   int64_t last_t_ns;                /* the end of the last window fed */
-  int64_t win_ns;                   /* the length of the window being fed */
   int64_t last_increase_ns;         /* when S last grew */
   int64_t decided_ns;
   uint32_t loss_episodes;           /* kernel signals: loss episodes we did not cause, each close to the last */

@@ -24,7 +24,7 @@ struct sobas_ring_board_slot {
   uint64_t owner;    /* pid << 32 | the flow's id in its process (low 32 bits); 0: free */
   uint64_t path;     /* a hash of the peer's address family and address, never 0 */
   int64_t seen_ns;   /* CLOCK_MONOTONIC of the flow's last window */
-  uint32_t state;    /* enum sobas_state as of that window */
+  uint32_t reserved; /* zero */
   uint32_t searching; /* 1: still looking for the path's rate (sobas_engine_searching) */
 };
 #define SOBAS_RING_BOARD_SLOTS 96
@@ -146,8 +146,8 @@ void sobas_ring_init(struct sobas_ring_header *h, uint32_t uid, int64_t now_ns);
  * `path` seen within SOBAS_RING_BOARD_FRESH_NS of now_ns (CLOCK_MONOTONIC). *slot: the flow's slot + 1
  * from its last report (0: none yet; kept or replaced here; 0 again when the board is full). Returns
  * how many siblings there are; *searching gets how many of them are searching. */
-uint32_t sobas_ring_board_report(struct sobas_ring_header *h, uint64_t owner, uint64_t path, uint32_t state,
-                                 uint32_t searching, int64_t now_ns, uint32_t *slot, uint32_t *siblings_searching);
+uint32_t sobas_ring_board_report(struct sobas_ring_header *h, uint64_t owner, uint64_t path, uint32_t searching,
+                                 int64_t now_ns, uint32_t *slot, uint32_t *siblings_searching);
 /* The flow is gone: frees its slot, if it still holds it. */
 void sobas_ring_board_leave(struct sobas_ring_header *h, uint64_t owner, uint32_t slot);
 /* The board's key of a peer address (family, then 16 address bytes): never 0. */

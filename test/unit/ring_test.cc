@@ -38,7 +38,7 @@ const size_t kCxx[] = {
     OFF(sobas_ring_record, limit),      OFF(sobas_ring_record, policy),    OFF(sobas_ring_record, rate_bps),   OFF(sobas_ring_record, cap_bps),   OFF(sobas_ring_record, rtt_us),
     OFF(sobas_ring_record, age_ms),     OFF(sobas_ring_record, pad),
     OFF(sobas_ring_header, board),      sizeof(sobas_ring_board_slot),     OFF(sobas_ring_board_slot, path),
-    OFF(sobas_ring_board_slot, seen_ns), OFF(sobas_ring_board_slot, state), OFF(sobas_ring_board_slot, searching),
+    OFF(sobas_ring_board_slot, seen_ns), OFF(sobas_ring_board_slot, reserved), OFF(sobas_ring_board_slot, searching),
 };
 static_assert(sizeof(sobas_ring_header) == SOBAS_RING_HEADER_SIZE, "header is one page");
 static_assert(sizeof(sobas_ring_record) == SOBAS_RING_RECORD_SIZE, "record size");
@@ -170,37 +170,37 @@ TEST(RingBoard, FlowsOnOnePathSeeEachOther) {
   ASSERT_NE(sobas_ring_board_path(10, a4), a) << "the family is part of the path";
   const int64_t t = 5000000000;
   uint32_t s1 = 0, s2 = 0, s3 = 0, srch = 99;
-  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 1, 1, t, &s1, &srch), 0u);
+  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 1, t, &s1, &srch), 0u);
   EXPECT_EQ(srch, 0u);
   ASSERT_NE(s1, 0u);
-  EXPECT_EQ(sobas_ring_board_report(h, 2ull << 32 | 1, a, 5, 0, t, &s2, &srch), 1u) << "another process's flow";
+  EXPECT_EQ(sobas_ring_board_report(h, 2ull << 32 | 1, a, 0, t, &s2, &srch), 1u) << "another process's flow";
   EXPECT_EQ(srch, 1u) << "the first is searching";
   EXPECT_NE(s2, s1);
-  EXPECT_EQ(sobas_ring_board_report(h, 2ull << 32 | 2, b, 1, 1, t, &s3, &srch), 0u) << "another peer";
+  EXPECT_EQ(sobas_ring_board_report(h, 2ull << 32 | 2, b, 1, t, &s3, &srch), 0u) << "another peer";
   const uint32_t first = s1;
-  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 5, 0, t + 1000, &s1, &srch), 1u);
+  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 0, t + 1000, &s1, &srch), 1u);
   EXPECT_EQ(s1, first) << "a flow keeps its slot";
   EXPECT_EQ(srch, 0u) << "both decided";
   sobas_ring_board_leave(h, 2ull << 32 | 1, s2);
-  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 5, 0, t + 2000, &s1, &srch), 0u) << "left";
+  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 0, t + 2000, &s1, &srch), 0u) << "left";
   sobas_ring_board_leave(h, 9, s1);
   EXPECT_EQ(h->board[s1 - 1].owner, 1ull << 32 | 1) << "only its owner frees a slot";
 
   // Gone without leaving (killed): not counted after 2 s, and its slot is taken again.
   uint32_t s4 = 0;
-  sobas_ring_board_report(h, 3ull << 32 | 1, a, 1, 1, t + 3000, &s4, &srch);
-  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 5, 0, t + 1000000000, &s1, &srch), 1u);
-  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 5, 0, t + 2500000000, &s1, &srch), 0u);
+  sobas_ring_board_report(h, 3ull << 32 | 1, a, 1, t + 3000, &s4, &srch);
+  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 0, t + 1000000000, &s1, &srch), 1u);
+  EXPECT_EQ(sobas_ring_board_report(h, 1ull << 32 | 1, a, 0, t + 2500000000, &s1, &srch), 0u);
   bool reused = false;
   for (uint64_t i = 0; i + 1 < SOBAS_RING_BOARD_SLOTS; i++) {
     uint32_t s = 0;
-    sobas_ring_board_report(h, 100ull << 32 | i, b, 1, 1, t + 2500000000, &s, &srch);
+    sobas_ring_board_report(h, 100ull << 32 | i, b, 1, t + 2500000000, &s, &srch);
     ASSERT_NE(s, 0u) << "every slot but the live flow's is free or stale: " << i;
     reused |= s == s4;
   }
   EXPECT_TRUE(reused) << "the killed flow's slot";
   uint32_t full = 0;
-  EXPECT_EQ(sobas_ring_board_report(h, 200ull << 32, a, 1, 1, t + 2500000000, &full, &srch), 1u)
+  EXPECT_EQ(sobas_ring_board_report(h, 200ull << 32, a, 1, t + 2500000000, &full, &srch), 1u)
       << "a full board: no slot, but its siblings still counted";
   EXPECT_EQ(full, 0u);
 }
