@@ -16,6 +16,7 @@
 #include "enforce.h"
 #include "hb.h"
 #include "log.h"
+#include "pace.h"
 #include "peer_steers.h"
 #include "probe.h"
 #include "real.h"
@@ -305,40 +306,19 @@ static void log_probe_status(const struct sobas_flow *f, const struct sobas_prob
                 (unsigned long long)v->lost_total);
 }
 
-/* The rate a sender held for S paces at. S = (1 + headroom)·R·T leaves a window-limited flow a little
- * slack that its ACK clock turns into at most headroom·T of queue; a pacer has no such clock, and any
- * rate above A queues without bound (measured at 100 Mb/s, 40 ms: paced at S/T = 1.02·A the RTT climbed
- * from 58 to 79 ms in 4 s, to a loss). So it paces half the headroom below R: R measured at saturation
- * is A within ~0.5% window to window; 1% below it keeps the queue empty (2% below cost 2% of A). */
-static uint64_t pace_rate(const struct sobas_flow *f, uint64_t s, uint32_t t_us) {
-  double h = f->eng.p.headroom;
-  return (uint64_t)((double)s * 1e6 / t_us / (1.0 + h) * (1.0 - h / 2));
-}
-
-/* A paced sender has no ACK clock to bound a queue: slow start's or a lift's would drain at only 1% of R
- * (measured: 1.4 s for slow start's 33 ms at 100 Mb/s), and a path that slows (cross traffic) queues
- * whatever it no longer carries (a bats run at a fixed pace held 7 ms of queue, p50). So while its RTT shows a queue
- * (1 ms or 2.5% over the base) the pace is lowered, for the next window (two RTTs), by the queue's share
- * of those two RTTs, which empties it by the window's end. Not during a lift: that queue is the lift's
- * question. */
-static uint64_t pace_now(const struct sobas_flow *f, uint64_t held, uint32_t t_us) {
-  uint32_t rtt = f->last.rtt_us, margin = t_us / 40 > 1000 ? t_us / 40 : 1000;
-  if (f->eng.lifting || rtt <= t_us + margin) return held;
-  return (uint64_t)((double)held * (rtt + t_us) / (2.0 * rtt));
-}
-
 /* Paces a sender held for S = s at `held` bytes per second, lower while its RTT shows a queue. */
 static int pace_hold(int fd, struct sobas_flow *f, uint64_t s, uint64_t held) {
   uint32_t t = f->base_rtt_us ? f->base_rtt_us : f->last.rtt_us;
-  return sobas_enforce_pace(fd, s, held, pace_now(f, held, t), &f->hold);
+  return sobas_enforce_pace(fd, s, held, sobas_pace_now(held, f->last.rtt_us, t, f->eng.lifting), &f->hold);
 }
 
 static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   int err = 0;
   /* S = S_max (congested, or the start cap lifted): the window opens as far as the kernel allows. */
   if (a->set && (f->flags & SOBAS_FLOW_SENDS))
-    err = a->s >= f->eng.p.s_max ? sobas_enforce_unpace(fd, &f->hold)
-                                 : pace_hold(fd, f, a->s, pace_rate(f, a->s, f->base_rtt_us ? f->base_rtt_us : a->rtt_us));
+    err = a->s >= f->eng.p.s_max
+              ? sobas_enforce_unpace(fd, &f->hold)
+              : pace_hold(fd, f, a->s, sobas_pace_held(a->s, f->base_rtt_us ? f->base_rtt_us : a->rtt_us, f->eng.p.headroom));
   else if (a->set)
     err = a->s >= f->eng.p.s_max ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a->s, &f->hold);
   f->last_why = (uint8_t)a->why;

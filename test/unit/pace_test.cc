@@ -1,0 +1,49 @@
+// pace_test.cc — the rate a steered sender is paced at: S as a rate, and the queue feedback that drains what it queues.
+#include <gtest/gtest.h>
+
+extern "C" {
+#include "pace.h"
+}
+
+namespace {
+
+constexpr double kHeadroom = 0.02;
+
+TEST(Pace, HeldHalfTheHeadroomUnderTheRateSWasSetFor) {
+  // S = 1.02 · R · T for R = 12.5 MB/s (100 Mb/s) over 40 ms: paced at 0.99 · R.
+  const uint64_t s = static_cast<uint64_t>(1.02 * 12.5e6 * 0.040);
+  EXPECT_NEAR(static_cast<double>(sobas_pace_held(s, 40000, kHeadroom)), 0.99 * 12.5e6, 0.0005 * 12.5e6);
+}
+
+TEST(Pace, MarginIsTwoAndAHalfPercentAndAtLeastHalfAMillisecond) {
+  EXPECT_EQ(sobas_pace_margin_us(150000), 3750u);
+  EXPECT_EQ(sobas_pace_margin_us(40000), 1000u);
+  EXPECT_EQ(sobas_pace_margin_us(20000), 500u);  // 1 Gb/s, 20 ms: the 5% bar is 1 ms of RTT+
+  EXPECT_EQ(sobas_pace_margin_us(5000), 500u);
+}
+
+TEST(Pace, HeldWhileTheRttShowsNoQueue) {
+  const uint64_t held = 70000000;  // 560 Mb/s
+  // Held alone at 1 Gb/s the RTT reads 0.3-0.5 ms over a 20 ms base: the link's serialisation.
+  EXPECT_EQ(sobas_pace_now(held, 20400, 20000, 0), held);
+  EXPECT_EQ(sobas_pace_now(held, 20500, 20000, 0), held);
+  EXPECT_EQ(sobas_pace_now(held, 40999, 40000, 0), held);
+}
+
+TEST(Pace, AQueueIsDrainedWithinTheNextWindow) {
+  const uint64_t held = 70000000;
+  const uint32_t t = 20000, rtt = 21200;  // 1.2 ms of queue at a 20 ms base (gig-udp, before the 0.5 ms margin)
+  const uint64_t now = sobas_pace_now(held, rtt, t, 0);
+  ASSERT_LT(now, held);
+  // Over the next window (two RTTs) the pace sends as many bytes fewer as the queue holds at the held
+  // rate: the queue is gone by the window's end.
+  const double cut = static_cast<double>(held - now) * 2.0 * rtt / 1e6;
+  const double queued = static_cast<double>(held) * (rtt - t) / 1e6;
+  EXPECT_NEAR(cut, queued, 0.001 * queued);
+}
+
+TEST(Pace, ALiftsQueueIsLeftForTheLiftToRead) {
+  EXPECT_EQ(sobas_pace_now(70000000, 25000, 20000, 1), 70000000u);
+}
+
+}  // namespace
