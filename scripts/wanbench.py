@@ -26,6 +26,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+import wanbars
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NS = "wb"  # testbed name: namespaces wb-snd, wb-rcv, wb-xs, wb-xr
 SND, RCV, XS, XR = (f"{NS}-{h}" for h in ("snd", "rcv", "xs", "xr"))
@@ -800,7 +802,8 @@ def markdown(results):
            "The seeds' systems (Tierney's `bdp`, DRS's `drs`, UDT) run on five of these paths with "
            "`bash scripts/bench-wan.sh --seeds`, their rows in those tables; each seed's claim against them: "
            "[seeds.md](seeds.md). GridFTP's parallel streams have their own run, `scripts/streams.py`: "
-           "[../streams/results.md](../streams/results.md).", ""]
+           "[../streams/results.md](../streams/results.md).", "",
+           wanbars.markdown(wanbars.check(results))]
     for s in results["scenarios"]:
         cal = s["calibration"]
         out += [f"## {s['name']}: {s['title']}", "",

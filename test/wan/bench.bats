@@ -61,3 +61,49 @@ PY
   [ -z "$PLOTS" ] || skip "no build/venv: run scripts/setup-venv.sh"
   [ "$(head -c 8 "$OUT/typical.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
 }
+
+@test "the bars table has a row per preloaded contender" {
+  sed -n '/^## Bars/,/^## typical/p' "$OUT/results.md" | grep -q "^| typical | sobas | \(met\|missed\) |"
+  sed -n '/^## Bars/,/^## typical/p' "$OUT/results.md" | grep -q "^| typical | sobas both | \(met\|missed\) |"
+}
+
+@test "wanbars.py holds each bar: met, missed by the mean, by one run, by a queue" {
+  run "$PY" - "$REPO/scripts" <<'PY'
+import copy, sys
+sys.path.insert(0, sys.argv[1])
+import wanbars
+
+def con(name, mbps, pct, rtt, **kw):
+    return dict(contender=name, valid_runs=3, goodput_mbps=mbps, pct_of_A=pct, rtt_p50_ms=rtt,
+                retrans=0.0, decision_ms=400.0, **kw)
+
+def runs(name, *mbps):
+    return [dict(contender=name, valid=True, goodput_bps=m * 1e6) for m in mbps]
+
+alone = dict(name="typical", calibration=dict(base_rtt_ms=40.0, A_bps=77e6), cross=None,
+             contenders=[con("sobas", 74.0, 96.1, 1.2), con("max buffer", 75.0, 97.4, 30.0),
+                         con("linux default", 75.0, 97.4, 25.0)], runs=[])
+competing = dict(name="arrive-leave", calibration=dict(base_rtt_ms=40.0, A_bps=96e6),
+                 cross=dict(kind="tcp", start=10, duration=15),
+                 contenders=[con("sobas", 85.0, 88.5, 1.0, aside_s=[0.7, 1.1], back_s=[1.0, 2.5],
+                                 rtt_last10_p50_ms=[0.5, 0.6]),
+                             con("linux default", 86.0, 89.6, 20.0)],
+                 runs=runs("sobas", 84.0, 86.0) + runs("linux default", 86.0, 86.0))
+
+def verdict(*scenarios):
+    return [all(m for m, _ in e["verdicts"]) for e in wanbars.check(dict(scenarios=list(scenarios)))]
+
+assert verdict(alone, competing) == [True, True], wanbars.check(dict(scenarios=[alone, competing]))
+queue = copy.deepcopy(alone); queue["contenders"][0]["rtt_p50_ms"] = 2.5       # over 5% of 40 ms
+assert verdict(queue) == [False]
+slow = copy.deepcopy(competing); slow["contenders"][0]["goodput_mbps"] = 83.0  # 0.965x
+assert verdict(slow) == [False]
+one = copy.deepcopy(competing); one["runs"][0]["goodput_bps"] = 75e6             # a run at 0.87x
+assert verdict(one) == [False]
+late = copy.deepcopy(competing); late["contenders"][0]["aside_s"] = [0.7, 2.4]  # aside after 2.4 s
+assert verdict(late) == [False]
+print("ok")
+PY
+  echo "$output"
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" = ok ]
+}

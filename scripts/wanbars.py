@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""wanbars.py — checks the WAN benchmark's results against the bars sobas is held to (issues 13 and 14).
+
+Usage: wanbars.py [results/wan/results.json]   prints one line per scenario and contender, and exits 1
+if any bar is missed, else 2 if one could not be checked (no valid run of a contender or its reference).
+wanbench.py puts the same table at the top of results.md.
+
+The bars, as the issues state them:
+- beside a competing TCP flow (congested, competing, arrive-leave, bbr-competitor; gig-tcp's four
+  window-limited TCP streams count as one): goodput >= 0.98x linux default's (mean over repeats); for
+  sobas with and without sobasd also no valid run under 0.90x linux default's mean, and in arrive-leave
+  stepped aside within 2 s of the arrival, held again within 3 s of the departure, and the p50 RTT of the
+  last 10 s within 5% of the base;
+- alone on the path (gig, gig-udp, typical, shallow, bloated, long): goodput >= 95% of A, or >= 0.98x
+  the better of max buffer and linux default where neither reaches 95%; p50 RTT+ <= 5% of the base RTT;
+- sobas both: never worse than the better of sobas and sobas sender by more than 2%;
+- servers (nginx, 8 downloads): the sum of goodputs >= 0.98x plain nginx's (linux default).
+Two bars are not checked here, because a run's summary cannot tell them: no retransmission after the
+decision (the retransmits counted are the whole transfer's, slow start included) and the decision time
+measured from leaving slow start. The table shows both numbers.
+"""
+
+import json
+import os
+import sys
+
+COMPETING = ("congested", "competing", "arrive-leave", "bbr-competitor", "gig-tcp")
+ALONE = ("gig", "gig-udp", "typical", "shallow", "bloated", "long")
+ISSUE13 = ("sobas", "sobas no sobasd")  # the per-run floor and arrive-leave's timings are theirs
+GOODPUT_OF_A, GOODPUT_VS, RUN_FLOOR, RTT_FRAC = 0.95, 0.98, 0.90, 0.05
+ASIDE_S, BACK_S = 2.0, 3.0
+
+
+def row(s, name):
+    return next((c for c in s["contenders"] if c["contender"] == name and c["valid_runs"]), None)
+
+
+def verdicts_alone(s, c):
+    """Goodput against A (or the better plain TCP where neither reaches 95% of A), and the queue."""
+    out = []
+    base = s["calibration"]["base_rtt_ms"]
+    refs = [r for r in (row(s, "max buffer"), row(s, "linux default")) if r]
+    if c["pct_of_A"] >= 100 * GOODPUT_OF_A:
+        out.append((True, f"goodput {c['pct_of_A']:.1f}% of A (bar 95%)"))
+    elif refs and all(r["pct_of_A"] < 100 * GOODPUT_OF_A for r in refs):
+        best = max(refs, key=lambda r: r["goodput_mbps"])
+        ratio = c["goodput_mbps"] / best["goodput_mbps"]
+        out.append((ratio >= GOODPUT_VS, f"goodput {ratio:.3f}x {best['contender']} (bar 0.98x; "
+                                         f"neither reaches 95% of A)"))
+    else:
+        out.append((False, f"goodput {c['pct_of_A']:.1f}% of A (bar 95%)"))
+    out.append((c["rtt_p50_ms"] <= RTT_FRAC * base,
+                f"RTT+ p50 {c['rtt_p50_ms']:.1f} ms (bar {RTT_FRAC * base:.1f})"))
+    return out
+
+
+def verdicts_competing(s, c, ref):
+    out = []
+    ratio = c["goodput_mbps"] / ref["goodput_mbps"]
+    out.append((ratio >= GOODPUT_VS, f"goodput {ratio:.3f}x linux default (bar 0.98x)"))
+    if c["contender"] not in ISSUE13:
+        return out
+    runs = [r["goodput_bps"] / 1e6 / ref["goodput_mbps"] for r in s["runs"]
+            if r["contender"] == c["contender"] and r["valid"]]
+    out.append((min(runs) >= RUN_FLOOR, f"lowest run {min(runs):.2f}x (bar 0.90x)"))
+    if (s["cross"] or {}).get("start"):
+        base = s["calibration"]["base_rtt_ms"]
+        aside, back, last = c.get("aside_s", []), c.get("back_s", []), c.get("rtt_last10_p50_ms", [])
+        out.append((all(x is not None and x <= ASIDE_S for x in aside),
+                    f"aside after {', '.join(fmt(x) for x in aside)} s (bar 2)"))
+        out.append((all(x is not None and x <= BACK_S for x in back),
+                    f"held again after {', '.join(fmt(x) for x in back)} s (bar 3)"))
+        out.append((all(x is not None and x <= RTT_FRAC * base for x in last),
+                    f"last 10 s RTT+ p50 {', '.join(fmt(x) for x in last)} ms (bar {RTT_FRAC * base:.1f})"))
+    return out
+
+
+def verdicts_both(s, c):
+    refs = [r for r in (row(s, "sobas"), row(s, "sobas sender")) if r]
+    if not refs:
+        return []
+    best = max(refs, key=lambda r: r["goodput_mbps"])
+    ratio = c["goodput_mbps"] / best["goodput_mbps"]
+    return [(ratio >= GOODPUT_VS, f"goodput {ratio:.3f}x {best['contender']} (bar 0.98x)")]
+
+
+def fmt(x):
+    return "—" if x is None else f"{x:.1f}"
+
+
+def check(results):
+    """One entry per (scenario, sobas contender): its verdicts, each (met, text); None when unmeasured."""
+    out = []
+    for s in results["scenarios"]:
+        if s["name"] not in COMPETING + ALONE + ("servers",):
+            continue
+        ref = row(s, "linux default")
+        for c in s["contenders"]:
+            name = c["contender"]
+            if not name.startswith("sobas"):
+                continue
+            if not c["valid_runs"] or (s["name"] in COMPETING + ("servers",) and not ref):
+                out.append(dict(scenario=s["name"], contender=name, verdicts=None))
+                continue
+            v = []
+            if s["name"] in ALONE and name != "sobas both":
+                v += verdicts_alone(s, c)
+            elif name != "sobas both":
+                v += verdicts_competing(s, c, ref)
+            if name == "sobas both":
+                v += verdicts_both(s, c)
+            info = f"retrans {fmt(c['retrans'])}, decided {fmt(c['decision_ms'])} ms"
+            out.append(dict(scenario=s["name"], contender=name, verdicts=v, info=info))
+    return out
+
+
+def markdown(entries):
+    missed = sum(1 for e in entries if e["verdicts"] and not all(m for m, _ in e["verdicts"]))
+    lines = ["## Bars", "",
+             f"Checked by `scripts/wanbars.py` against issues 13 and 14 (its header lists them): {missed} of "
+             f"{len(entries)} rows miss a bar. Retransmits are the whole transfer's, slow start included, and "
+             "the decision time is from the start, so those two bars are for the reader.", "",
+             "| scenario | contender | verdict | measured | also |", "|---|---|---|---|---|"]
+    for e in entries:
+        if e["verdicts"] is None:
+            lines.append(f"| {e['scenario']} | {e['contender']} | unmeasured | no valid run of it or of its "
+                         "reference | |")
+            continue
+        ok = all(m for m, _ in e["verdicts"])
+        shown = "; ".join(("" if m else "**missed:** ") + t for m, t in e["verdicts"])
+        lines.append(f"| {e['scenario']} | {e['contender']} | {'met' if ok else 'missed'} | {shown} | {e['info']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "results", "wan",
+                                                               "results.json")
+    with open(path) as f:
+        entries = check(json.load(f))
+    for e in entries:
+        if e["verdicts"] is None:
+            print(f"{e['scenario']:15} {e['contender']:16} unmeasured")
+            continue
+        ok = all(m for m, _ in e["verdicts"])
+        print(f"{e['scenario']:15} {e['contender']:16} {'met   ' if ok else 'MISSED'} "
+              + "; ".join(("" if m else "MISSED ") + t for m, t in e["verdicts"]))
+    if any(e["verdicts"] and not all(m for m, _ in e["verdicts"]) for e in entries):
+        sys.exit(1)
+    sys.exit(2 if any(e["verdicts"] is None for e in entries) else 0)
+
+
+if __name__ == "__main__":
+    main()
