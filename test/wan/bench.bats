@@ -63,8 +63,9 @@ PY
 }
 
 @test "the bars table has a row per preloaded contender" {
-  sed -n '/^## Bars/,/^## typical/p' "$OUT/results.md" | grep -q "^| typical | sobas | \(met\|missed\) |"
-  sed -n '/^## Bars/,/^## typical/p' "$OUT/results.md" | grep -q "^| typical | sobas both | \(met\|missed\) |"
+  # unmeasured: a noisy host can leave a contender with no valid run (the smoke's first test says so)
+  sed -n '/^## Bars/,/^## typical/p' "$OUT/results.md" | grep -q "^| typical | sobas | \(met\|missed\|unmeasured\) |"
+  sed -n '/^## Bars/,/^## typical/p' "$OUT/results.md" | grep -q "^| typical | sobas both | \(met\|missed\|unmeasured\) |"
 }
 
 @test "wanbars.py holds each bar: met, missed by the mean, by one run, by a queue" {
