@@ -122,9 +122,9 @@ static uint64_t clamp_s(const struct sobas_engine *e, uint64_t s) {
 /* The rate history holds the windows since the last change of state, with S at each. */
 static void forget_rates(struct sobas_engine *e) { e->n_rates = 0; }
 
-/* How long the window being fed lasted (last_t_ns: the end of the one before), for queue_span: at most four base RTTs (a 2·RTT window whose RTT a
- * queue doubled), since the time since the last window fed also holds the windows the caller did not
- * feed (an application-limited one, an idle one). */
+/* How long the window being fed lasted (last_t_ns: the end of the one before), for queue_span: at most
+ * four base RTTs (a 2·RTT window whose RTT a queue doubled), since the time since the last window fed
+ * also holds the windows the caller did not feed (an application-limited one, an idle one). */
 static int64_t window_length(const struct sobas_engine *e, const struct sobas_engine_input *in) {
   int64_t d = in->t_ns - e->last_t_ns, most = 4 * (int64_t)base_rtt(in) * 1000;
   if (d < 0) d = 0;

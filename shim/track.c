@@ -383,15 +383,17 @@ static void take_capacity(int fd, struct sobas_flow *f) {
   if (logging())
     log_flow_line(f, "probe", "what=capacity cap_bps=%llu cap_trains=%u base_rtt_us=%u", (unsigned long long)cap,
                   trains, f->base_rtt_us);
-  /* The decision line's rcv_wnd is the window offered now: the flow's last sample may still be the one
-   * probe_open took near the handshake (competing: 127 KB logged beside an S of 874 KB; read now, 579 KB). */
-  struct sobas_sample now;
-  if (take_sample(fd, &now) == 0) f->last.rcv_wnd = now.rcv_wnd;
   struct sobas_action a;
   int64_t t = sobas_now_ns() - f->t_open_ns;
-  if (seed_policy() ? sobas_policy_capacity(&f->pol, cap, f->base_rtt_us, t, &a)
-                    : sobas_engine_capacity(&f->eng, cap, f->base_rtt_us, t, &a))
-    apply(fd, f, &a);
+  if (!(seed_policy() ? sobas_policy_capacity(&f->pol, cap, f->base_rtt_us, t, &a)
+                      : sobas_engine_capacity(&f->eng, cap, f->base_rtt_us, t, &a)))
+    return;
+  /* The decision's rcv_wnd (log line, ring record) is the window offered now: the flow's last sample may
+   * still be the one probe_open took near the handshake (competing: 127 KB logged beside an S of 874 KB;
+   * read now, 579 KB). */
+  struct sobas_sample now;
+  if (take_sample(fd, &now) == 0) f->last.rcv_wnd = now.rcv_wnd;
+  apply(fd, f, &a);
 }
 
 /* This window's view of the probe; logs each change of its status. A handle the process no longer

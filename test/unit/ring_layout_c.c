@@ -21,6 +21,6 @@ const size_t sobas_ring_layout_c[] = {
     OFF(sobas_ring_record, age_ms),             OFF(sobas_ring_record, pad),
     OFF(sobas_ring_header, board),              sizeof(struct sobas_ring_board_slot),
     OFF(sobas_ring_board_slot, path),           OFF(sobas_ring_board_slot, seen_ns),
-    OFF(sobas_ring_board_slot, reserved),          OFF(sobas_ring_board_slot, searching),
+    OFF(sobas_ring_board_slot, reserved),       OFF(sobas_ring_board_slot, searching),
 };
 const size_t sobas_ring_layout_c_n = sizeof sobas_ring_layout_c / sizeof sobas_ring_layout_c[0];
