@@ -1077,6 +1077,31 @@ TEST(Engine, ReturnsWhenTheRateComesBackToWhatItHeldAlone) {
   EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
 }
 
+// Back from stepping aside, CUBIC flattens at the rate the flow held alone with almost no queue (its
+// concave approach to its last maximum): that plateau decides, a share under it does not.
+TEST(Engine, BackAtTheRateHeldAloneDecidesWithoutWaitingForAQueue) {
+  for (double mbps : {42.0, 49.0}) {
+    Engine g;
+    g.decide(50);
+    g.held_until_action(20, 50, kRtt);
+    g.held_until_action(20, 50.0 * 40 / 70, 70000);
+    ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+    int n = 0;
+    while (!g.held(48, 45000) && n < 200) n++;
+    ASSERT_EQ(g.last().why, SOBAS_WHY_RESUME);
+    n = 0;
+    while (!g.feed(mbps, kRtt + 600) && n < 20) n++;
+    if (mbps < 45) {
+      EXPECT_EQ(n, 20) << "a plateau under the rate held alone, with no queue, is not the path full";
+      EXPECT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
+    } else {
+      EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+      EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+      EXPECT_LE(n, (int)g.p.flat_n_ca);
+    }
+  }
+}
+
 // Never held alone, the flow returns on a jump of its rate; a return that finds the competitor again
 // doubles the least time aside.
 TEST(Engine, AVainReturnBacksOff) {
