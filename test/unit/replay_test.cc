@@ -36,11 +36,12 @@ uint64_t num(const Fields &f, const char *k) { return std::strtoull(f.at(k).c_st
 struct Decision {
   std::string from, to, why;
   uint64_t s;
+  int64_t t_ms;  // ms from the flow's open; not compared
   bool operator==(const Decision &o) const { return from == o.from && to == o.to && why == o.why && s == o.s; }
 };
 
 std::ostream &operator<<(std::ostream &o, const Decision &d) {
-  return o << d.from << "->" << d.to << " (" << d.why << ") s=" << d.s;
+  return o << d.from << "->" << d.to << " (" << d.why << ") s=" << d.s << " at " << d.t_ms << " ms";
 }
 
 uint64_t num_or(const Fields &f, const char *k, uint64_t dflt) { return f.count(k) ? num(f, k) : dflt; }
@@ -55,8 +56,9 @@ std::vector<Decision> replay(const std::vector<Fields> &log) {
   sobas_engine e{};
   std::vector<Decision> out;
   bool started = false;
-  auto record = [&](const sobas_action &a) {
-    out.push_back({sobas_state_name(a.from), sobas_state_name(a.to), sobas_reason_name(a.why), a.set ? a.s : e.s});
+  auto record = [&](const sobas_action &a, const Fields &f) {
+    out.push_back({sobas_state_name(a.from), sobas_state_name(a.to), sobas_reason_name(a.why), a.set ? a.s : e.s,
+                   (int64_t)num(f, "t_ms")});
   };
   for (const auto &f : log) {
     if (f.count("ev") == 0) continue;
@@ -65,7 +67,7 @@ std::vector<Decision> replay(const std::vector<Fields> &log) {
       int64_t t = (int64_t)num(f, "t_ms") * 1000000;
       if (!started) sobas_engine_start(&e, &p, 0, (uint32_t)num(f, "base_rtt_us"), t, &a);
       started = true;
-      if (sobas_engine_capacity(&e, num(f, "cap_bps"), (uint32_t)num(f, "base_rtt_us"), t, &a)) record(a);
+      if (sobas_engine_capacity(&e, num(f, "cap_bps"), (uint32_t)num(f, "base_rtt_us"), t, &a)) record(a, f);
       continue;
     }
     if (f.at("ev") != "window" || f.at("role") != "receiver") continue;
@@ -92,7 +94,7 @@ std::vector<Decision> replay(const std::vector<Fields> &log) {
     in.rcv_wnd = (uint32_t)num_or(f, "rcv_wnd", 0);
     in.siblings = (uint32_t)num_or(f, "siblings", 0);
     in.siblings_searching = (uint32_t)num_or(f, "siblings_searching", 0);
-    if (sobas_engine_feed(&e, &in, &a)) record(a);
+    if (sobas_engine_feed(&e, &in, &a)) record(a, f);
   }
   return out;
 }
@@ -100,7 +102,7 @@ std::vector<Decision> replay(const std::vector<Fields> &log) {
 std::vector<Decision> logged(const std::vector<Fields> &log) {
   std::vector<Decision> out;
   for (const auto &f : log)
-    if (f.count("ev") && f.at("ev") == "decision") out.push_back({f.at("from"), f.at("to"), f.at("why"), num(f, "s")});
+    if (f.count("ev") && f.at("ev") == "decision") out.push_back({f.at("from"), f.at("to"), f.at("why"), num(f, "s"), (int64_t)num(f, "t_ms")});
   return out;
 }
 
@@ -128,5 +130,23 @@ TEST(Replay, ShallowBufferRunWithTheProbe) { expect_same("probe-shallow-buffer.l
 // with sobasd: every echo met the competitor's queue from the first window while the flow grew from
 // 34.6 to a 42 Mb/s plateau, so it steps aside (competing) instead of deciding, and stays aside.
 TEST(Replay, CompetitorInTheBufferFromTheStartWithTheProbe) { expect_same("probe-competitor.log"); }
+
+// 100 Mb/s, 40 ms, 1-BDP buffer, no sobasd (wanbench `arrive-leave` at 28915fc, cut at 32 s): held
+// alone, a CUBIC newcomer from 10 s to 25 s, the flow steps aside and comes back. The recording was
+// held again 5.8 s after its return: at A with tcpi_rcv_rtt 41.0-41.5 ms, under the queue congestion
+// avoidance's flat-rate asks. A plateau at the rate held alone decides it now, and nothing before.
+TEST(Replay, BackAtTheRateHeldAloneIsHeldAgainAtOnce) {
+  auto log = read_log(std::string(SOBAS_TEST_DATA) + "/arrive-leave-no-sobasd.log");
+  auto want = logged(log), got = replay(log);
+  ASSERT_EQ(want.back().why, "flat-rate");
+  ASSERT_EQ(want.back().t_ms - want[want.size() - 2].t_ms, 5841) << "the recording's wait";
+  ASSERT_GE(got.size(), 3u);
+  auto resume = got[got.size() - 2], held = got.back();
+  EXPECT_EQ(resume.why, "resume");
+  EXPECT_EQ(resume.t_ms, want[want.size() - 2].t_ms) << "stepped aside and back as recorded";
+  EXPECT_EQ(held.to, "decided");
+  EXPECT_LE(held.t_ms - resume.t_ms, 1000);
+  for (size_t i = 1; i + 2 < got.size(); i++) EXPECT_NE(got[i].to, "decided") << got[i];
+}
 
 }  // namespace
