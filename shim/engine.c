@@ -64,7 +64,8 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   CUBIC 50-91), 86.3 Mb/s vs plain's 88.0 (at once 0.97x); steps of 25%
                                   lost 177, the last step into a buffer the newcomer had filled. On
                                   gig-tcp (1 Gb/s beside window-limited streams) 10% and at once made
-                                  the same goodput as 5% (0.936x, 0.937x, 0.931x plain, 14 and 6 runs) */
+                                  the same goodput as 5%: 0.936x plain CUBIC (14 runs), 0.937x (6) and
+                                  0.931x (14) */
       .resume_frac = 0.90,     /* two flows share about half each: 0.9 of the rate held alone is the path back */
       .resume_jump = 0.40,     /* a CUBIC flow's share beside another swings ±20-30% over a sawtooth */
       .resume_backoff_ns = 2000000000,      /* a return that finds the competitor again costs ~1 s at a */
