@@ -87,6 +87,7 @@ struct sobas_engine_params {
   int64_t lift_wait_ns;     /* a lift that finds neither room nor a queue waits this long for the sender to take it */
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
   int64_t lift_backoff_max_ns;
+  double lift_share;        /* > 0: after a lift that found nothing, the next waits at least until lifting was this share of the time */
 };
 
 void sobas_engine_default_params(struct sobas_engine_params *p);

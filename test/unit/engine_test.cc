@@ -23,9 +23,11 @@ struct Engine {
   uint32_t ooo = 0;           // beside the probe: the kernel's out-of-order arrivals in each window
   uint32_t siblings = 0;            // the path board: the user's other flows to the peer ...
   uint32_t siblings_searching = 0;  // ... and those of them still searching
-  explicit Engine(uint64_t cap_bps = 0, sobas_engine_params params = defaults()) : p(params) {
+  uint32_t base = kRtt;             // the path's base RTT
+  explicit Engine(uint64_t cap_bps = 0, sobas_engine_params params = defaults(), uint32_t base_us = kRtt)
+      : p(params), base(base_us) {
     sobas_action a{};
-    if (sobas_engine_start(&e, &p, cap_bps, kRtt, 0, &a)) acts.push_back(a);
+    if (sobas_engine_start(&e, &p, cap_bps, base, 0, &a)) acts.push_back(a);
   }
   static sobas_engine_params defaults() {
     sobas_engine_params p;
@@ -44,7 +46,7 @@ struct Engine {
     in.t_ns = t;
     in.rate_bps = (uint64_t)(mbps * kMbps);
     in.rtt_us = rtt_us;
-    in.base_rtt_us = kRtt;
+    in.base_rtt_us = base;
     in.mss = 1448;
     in.losses = losses;
     in.probe = probe;
@@ -68,7 +70,7 @@ struct Engine {
     in.t_ns = t;
     in.rate_bps = (uint64_t)(mbps * kMbps);
     in.rtt_us = rtt_us;
-    in.base_rtt_us = kRtt;
+    in.base_rtt_us = base;
     in.mss = 1448;
     in.rcv_wnd = (uint32_t)e.s;
     in.probe = rtt_least_us != 0;
@@ -83,17 +85,17 @@ struct Engine {
   }
   // Decides at mbps on slow start's flat rate (the path filling: +12.5% RTT).
   void decide(double mbps) {
-    feed(mbps);
-    feed(mbps, 45000);
+    feed(mbps, base);
+    feed(mbps, base * 9 / 8);
     EXPECT_EQ(e.state, SOBAS_ST_DECIDED);
   }
   // One held window on a path that gives a_mbps: the flow gets S/T up to A; a window above A·T queues
   // the excess, which the RTT shows.
   bool on_path(double a_mbps) {
     double a_bytes_per_us = a_mbps * kMbps / 8e6;
-    double excess = (double)e.s - a_bytes_per_us * kRtt;
-    uint32_t rtt = kRtt + (excess > 0 ? (uint32_t)(excess / a_bytes_per_us) : 0);
-    double mbps = std::min(a_mbps, (double)e.s * 8 / kRtt);
+    double excess = (double)e.s - a_bytes_per_us * base;
+    uint32_t rtt = base + (excess > 0 ? (uint32_t)(excess / a_bytes_per_us) : 0);
+    double mbps = std::min(a_mbps, (double)e.s * 8 / base);
     return held(mbps, rtt);
   }
   // Counts the actions for a reason among those recorded from index `from` on.
@@ -106,7 +108,7 @@ struct Engine {
   void on_path_until_lift(double mbps, bool dip = false) {
     while (count(SOBAS_WHY_LIFT) == 0) {
       ASSERT_LT(t, 10'000'000'000) << "no lift";
-      dip ? (void)held(mbps) : (void)on_path(mbps);
+      dip ? (void)held(mbps, base) : (void)on_path(mbps);
     }
   }
   // Feeds held windows until an action or n windows; returns how many were fed.
@@ -1391,6 +1393,36 @@ TEST(Engine, AtThePathsRateLiftsFindNothingAndBackOff) {
   EXPECT_EQ(g.e.s, s) << "every lift ended at the S it started from";
   EXPECT_LE(lifted * 20, windows) << "lifted in at most 5% of the windows";
   EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+}
+
+// Lifts that find nothing are at most lift_share of the time, whatever the RTT. A lift lasts about 8
+// RTTs: at 150 ms the backoff's 1 and 2 s alone had lifts of 1.2 s fill 27% of the held time on the
+// `long` path, each queueing 0.1·T (RTT+ p50 7.7 ms against the 7.5 bar). At 40 ms the backoff rules
+// once it is past 9 lifts' length.
+TEST(Engine, LiftsThatFindNothingAreATenthOfTheTimeAtMost) {
+  for (uint32_t base : {150000u, kRtt}) {
+    Engine g(0, with_lift(), base);
+    g.decide(38);
+    int64_t lifted_ns = 0, held_from = 0, lift_at = -1, end_at = -1;
+    while (g.t < 60'000'000'000) {
+      size_t n = g.acts.size();
+      g.on_path(38);
+      if (g.acts.size() == n) continue;
+      if (g.last().why == SOBAS_WHY_LIFT) {
+        if (end_at >= 0) {
+          EXPECT_GE(g.t - end_at, 9 * (end_at - lift_at) - 2 * (int64_t)base * 1000) << base << " at " << g.t;
+        }
+        if (!held_from) held_from = g.t;
+        lift_at = g.t;
+      } else if (g.last().why == SOBAS_WHY_LIFT_END) {
+        end_at = g.t;
+        lifted_ns += end_at - lift_at;
+      }
+    }
+    ASSERT_GT(held_from, 0) << base;
+    EXPECT_LE(lifted_ns * 100, (g.t - held_from) * 11) << base << ": lifted " << lifted_ns / 1000000 << " ms";
+    EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  }
 }
 
 // A dip in the held windows (a host stall, a burst of cross traffic) is no room: a lift measures
