@@ -19,6 +19,11 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   cap 29% low (C' = 713 of 1000 Mb/s) took 6 s of a 6 s transfer to grow
                                   out of; 2% per RTT takes 15 RTTs, and overshoots A·T by at most the ~10%
                                   of a few RTTs that flat-rate needs to see a queue or S grow */
+      .grow_max_frac = 0.10,   /* measured on gig: the probe put C' at 314 of 1000 Mb/s (its trains on a
+                                  stalling host), and the start cap took 1.35 s of a 6.6 s transfer to
+                                  grow out of at 2% per RTT; doubling from the third window to 10% per
+                                  RTT takes ~16 RTTs, and the step that meets the path adds 20% of S in
+                                  a window, what the RTT shows a round later */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
       .full_least = 0,         /* a receiver's tcpi_rcv_rtt is coarse: the median; senders set it (pacer params),
                                   and a receiver's probed windows take the least anyway (search) */
@@ -290,6 +295,8 @@ int sobas_engine_capacity(struct sobas_engine *e, uint64_t cap_bps, uint32_t rtt
   return act(e, a, SOBAS_ST_SLOW_START, SOBAS_WHY_START, 1, s, cap_bps, rtt_us, t_ns);
 }
 
+static int rtt_above(uint32_t rtt_us, uint32_t base_us, double frac, uint32_t min_us);
+
 /* S grows by max(MSS, grow_frac·S) for every RTT since the last increase (the windows are 2·RTT long,
  * so usually two). */
 static int grow(struct sobas_engine *e, const struct sobas_engine_input *in, enum sobas_state to,
@@ -306,7 +313,15 @@ static int grow(struct sobas_engine *e, const struct sobas_engine_input *in, enu
   } else {
     e->last_increase_ns += k * rtt_ns;
   }
-  uint64_t mss = in->mss ? in->mss : 1448, step = (uint64_t)(e->p.grow_frac * (double)e->s);
+  /* Slow start under a cap that the flow fills with no queue: the cap, not the path, holds it, as when
+   * C' came out low. After two windows of that, each window doubles the share the next adds, up to
+   * grow_max_frac; a queue, or congestion avoidance, brings it back to grow_frac. */
+  int clear = to == SOBAS_ST_SS_GROWING && !rtt_above(in->rtt_us, base_rtt(in), e->p.equal_tol, 1000);
+  e->grow_clear = to == e->state && clear ? e->grow_clear + 1 : 0;
+  if (e->grow_clear < 2 || e->grow_step < e->p.grow_frac) e->grow_step = e->p.grow_frac;
+  else if (e->grow_step < e->p.grow_max_frac)
+    e->grow_step = 2 * e->grow_step < e->p.grow_max_frac ? 2 * e->grow_step : e->p.grow_max_frac;
+  uint64_t mss = in->mss ? in->mss : 1448, step = (uint64_t)(e->grow_step * (double)e->s);
   uint64_t s = e->s + (uint64_t)k * (step > mss ? step : mss);
   if (s > e->p.s_max) s = e->p.s_max;
   return act(e, a, to, SOBAS_WHY_BUFFER_LIMITED, 1, s, in->rate_bps, rtt, in->t_ns);

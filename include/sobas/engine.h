@@ -50,6 +50,7 @@ struct sobas_engine_params {
   double start_gain;        /* initial S = start_gain·C'·T (paper: 1.2) */
   double headroom;          /* decided S = (1 + headroom)·R·T: the window also covers the path's jitter */
   double grow_frac;         /* buffer limited: S grows by this share of S per RTT, or one MSS if more */
+  double grow_max_frac;     /* ... in slow start with no queue, from the third window on the share doubles each window up to this */
   double limited_frac;      /* buffer limited: R·T_now >= limited_frac·S (the cap is full) */
   double full_rtt_frac;     /* the path is full (for flat-rate): RTT_now >= (1 + this)·T_base, and 2 ms over */
   uint8_t full_least;       /* congestion avoidance: the path is full when the least RTT of the plateau shows the queue (a sender; a probed receiver always), not its median */
@@ -135,6 +136,8 @@ struct sobas_engine {
   uint32_t n_rates;
   int64_t last_t_ns;                /* the end of the last window fed */
   int64_t last_increase_ns;         /* when S last grew */
+  double grow_step;                 /* the share of S per RTT the next increase adds */
+  uint32_t grow_clear;              /* increases in a row in slow start with no queue */
   int64_t decided_ns;
   uint32_t loss_episodes;           /* kernel signals: loss episodes we did not cause, each close to the last */
   int64_t last_episode_ns;          /* when the last of them began */
