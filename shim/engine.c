@@ -22,8 +22,9 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .grow_max_frac = 0.10,   /* measured on gig: the probe put C' at 314 of 1000 Mb/s (its trains on a
                                   stalling host), and the start cap took 1.35 s of a 6.6 s transfer to
                                   grow out of at 2% per RTT; doubling from the third window to 10% per
-                                  RTT takes ~16 RTTs, and the step that meets the path adds 20% of S in
-                                  a window, what the RTT shows a round later */
+                                  RTT takes ~16 RTTs; the step that meets the path adds 10% of S per RTT
+                                  of its window, which the RTT shows a round later (measured: the last
+                                  took S to 1.42·A·T, which a 1-BDP buffer held) */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
       .full_least = 0,         /* a receiver's tcpi_rcv_rtt is coarse: the median; senders set it (pacer params),
                                   and a receiver's probed windows take the least anyway (search) */
