@@ -24,7 +24,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   grow out of at 2% per RTT; doubling from the third window to 10% per
                                   RTT takes ~16 RTTs; the step that meets the path adds 10% of S per RTT
                                   of its window, which the RTT shows a round later (measured: the last
-                                  took S to 1.42·A·T, which a 1-BDP buffer held) */
+                                  took S to 1.16-1.42·A·T, which a 1-BDP buffer held) */
       .limited_frac = 0.90,    /* in flight (R·T) within 10% of S: the cap, not the path, holds the flow */
       .full_least = 0,         /* a receiver's tcpi_rcv_rtt is coarse: the median; senders set it (pacer params),
                                   and a receiver's probed windows take the least anyway (search) */
@@ -319,10 +319,10 @@ static int grow(struct sobas_engine *e, const struct sobas_engine_input *in, enu
    * grow_max_frac; a queue, or congestion avoidance, brings it back to grow_frac. */
   int clear = to == SOBAS_ST_SS_GROWING && !rtt_above(in->rtt_us, base_rtt(in), e->p.equal_tol, 1000);
   e->grow_clear = to == e->state && clear ? e->grow_clear + 1 : 0;
-  if (e->grow_clear < 2 || e->grow_step < e->p.grow_frac) e->grow_step = e->p.grow_frac;
-  else if (e->grow_step < e->p.grow_max_frac)
-    e->grow_step = 2 * e->grow_step < e->p.grow_max_frac ? 2 * e->grow_step : e->p.grow_max_frac;
-  uint64_t mss = in->mss ? in->mss : 1448, step = (uint64_t)(e->grow_step * (double)e->s);
+  double frac = e->p.grow_frac;
+  for (uint32_t i = 1; i < e->grow_clear && frac < e->p.grow_max_frac; i++)
+    frac = 2 * frac < e->p.grow_max_frac ? 2 * frac : e->p.grow_max_frac;
+  uint64_t mss = in->mss ? in->mss : 1448, step = (uint64_t)(frac * (double)e->s);
   uint64_t s = e->s + (uint64_t)k * (step > mss ? step : mss);
   if (s > e->p.s_max) s = e->p.s_max;
   return act(e, a, to, SOBAS_WHY_BUFFER_LIMITED, 1, s, in->rate_bps, rtt, in->t_ns);

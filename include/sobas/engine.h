@@ -136,7 +136,6 @@ struct sobas_engine {
   uint32_t n_rates;
   int64_t last_t_ns;                /* the end of the last window fed */
   int64_t last_increase_ns;         /* when S last grew */
-  double grow_step;                 /* the share of S per RTT the next increase adds */
   uint32_t grow_clear;              /* increases in a row in slow start with no queue */
   int64_t decided_ns;
   uint32_t loss_episodes;           /* kernel signals: loss episodes we did not cause, each close to the last */
