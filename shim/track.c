@@ -456,7 +456,8 @@ static struct sobas_engine_input sender_input(struct sobas_flow *f, const struct
                                      .base_rtt_us = f->base_rtt_us,
                                      .mss = f->last.snd_mss,
                                      .losses = w->retrans,
-                                     .rate_now_bps = w->app_limited ? 0 : w->delivery_bps};
+                                     .rate_now_bps = w->app_limited ? 0 : w->delivery_bps,
+                                     .cwnd_bytes = (uint64_t)f->last.snd_cwnd * f->last.snd_mss};
 }
 
 /* The flow's owner key on the path board: its process and its id there. */

@@ -21,7 +21,7 @@ enum sobas_state {
 /* Why the engine acted: every action carries one. */
 enum sobas_reason {
   SOBAS_WHY_NONE = 0,
-  SOBAS_WHY_START,           /* initial S = gain·C'·T from the probe's capacity estimate */
+  SOBAS_WHY_START,           /* a start cap: gain·C'·T from the probe's capacity estimate, or a pacer's in-flight rate when its slow start first queues */
   SOBAS_WHY_FLAT_RATE,       /* n almost-equal rates: the flow saturates what is available */
   SOBAS_WHY_CONST_RATE_DROP, /* a significant drop right after 2 almost-equal rates: self-induced loss */
   SOBAS_WHY_BUFFER_LIMITED,  /* the cap S is what limits the flow: S grows */
@@ -105,6 +105,7 @@ struct sobas_engine_input {
   uint32_t rtt_max_us;   /* highest RTT the probe saw in the window (0: no probe): did a loss come with a queue? */
   uint32_t rtt_least_us; /* least RTT the probe saw in the window (0: no probe or no echo): did a queue stand throughout? */
   uint64_t rate_now_bps; /* a sender's: the kernel's delivery rate at the window's end (0: unknown, or app-limited) */
+  uint64_t cwnd_bytes;   /* a sender's: its cwnd × MSS at the window's end (0: unknown) */
   uint32_t losses;       /* loss signals in this window (probe gaps, else out-of-order arrivals) */
   uint32_t ooo;          /* with the probe: the kernel's out-of-order arrivals too (without it they are `losses`) */
   uint8_t probe;         /* 1: rtt and losses come from the probe's forward-path view; 0: kernel signals */

@@ -20,6 +20,7 @@ struct Engine {
   int64_t t = 0;
   std::vector<sobas_action> acts;
   uint64_t rate_now_bps = 0;  // what a sender's kernel says the rate is at each window's end (0: unknown)
+  uint64_t cwnd_bytes = 0;    // a sender's cwnd × MSS at each window's end (0: unknown)
   uint32_t ooo = 0;           // beside the probe: the kernel's out-of-order arrivals in each window
   uint32_t siblings = 0;            // the path board: the user's other flows to the peer ...
   uint32_t siblings_searching = 0;  // ... and those of them still searching
@@ -53,6 +54,7 @@ struct Engine {
     in.rtt_max_us = rtt_max_us ? rtt_max_us : probe ? rtt_us : 0;  // the probe's echoes saw the RTT now
     in.rtt_least_us = rtt_least_us;
     in.rate_now_bps = rate_now_bps;
+    in.cwnd_bytes = cwnd_bytes;
     in.ooo = ooo;
     in.siblings = siblings;
     in.siblings_searching = siblings_searching;
@@ -1293,6 +1295,37 @@ TEST(Engine, APacersSlowStartDecidesOnItsOwnQueue) {
   receiver.feed(10);
   receiver.feed(28, 43000);
   EXPECT_FALSE(receiver.feed(80, 73000)) << "a receiver waits for two equal rates";
+}
+
+// At 1 Gb/s a pacer's slow start can first queue with its delivery rate at half of what its cwnd has
+// in flight: each round goes out as a burst the bottleneck queues before the path is full (measured on
+// `gig`: 445 Mb/s delivered, cwnd/RTT 925, A 965). It caps there instead of deciding, and decides a
+// window later on the rate the path then gives. Where the two agree (6% apart at A: the cwnd runs a
+// window ahead of what is in flight) it decides at once, as before.
+TEST(Engine, APacersFirstQueueUnderItsInFlightRateIsAStartCap) {
+  const uint32_t base = 20000;
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  auto cwnd_for = [](double mbps, uint32_t rtt_us) { return (uint64_t)(mbps * kMbps / 8 * rtt_us / 1e6); };
+  Engine g(0, p, base);
+  g.feed(100, base);
+  g.feed(300, base + 600);
+  g.cwnd_bytes = cwnd_for(1020, 26000);
+  ASSERT_TRUE(g.feed(445, 26000));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_START);
+  EXPECT_EQ(g.e.state, SOBAS_ST_SLOW_START);
+  EXPECT_NEAR((double)g.e.s, (double)bytes(1020 * kMbps, base), 0.01 * g.e.s) << "S at the in-flight rate";
+  g.rate_now_bps = 965 * kMbps;
+  ASSERT_TRUE(g.feed(965, 26000));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+  EXPECT_EQ(g.e.s, bytes(965 * kMbps, base)) << "decided on the rate the path gave under the cap";
+
+  Engine at_a(0, p, base);
+  at_a.feed(100, base);
+  at_a.feed(500, base + 600);
+  at_a.cwnd_bytes = cwnd_for(1022, 27000);
+  ASSERT_TRUE(at_a.feed(965, 27000));
+  EXPECT_EQ(at_a.last().why, SOBAS_WHY_FLAT_RATE) << "in flight 6% over the delivery rate: decided at once";
 }
 
 // A pacer that decided on its share beside a competitor already in the buffer (its base RTT holds the
