@@ -187,14 +187,14 @@ static void announce(int fd, struct sobas_flow *f) {
 }
 
 /* Every field the engine is fed is in the window line (end_us, rx_bps, tx_bps, dlv_bps, rcv_rtt_us, base_rtt_us, rcv_mss,
- * ooo, the probe's probe/prtt_us/prtt_max_us/prtt_least_us/plost, the path board's siblings/siblings_searching),
+ * a sender's cwnd and snd_mss, ooo, the probe's probe/prtt_us/prtt_max_us/prtt_least_us/plost, the path board's siblings/siblings_searching),
  * so a log replays into the same decisions (test/unit/replay_test.cc). */
 static void log_window(const struct sobas_flow *f, const struct sobas_window *w, enum sobas_role role,
                        const struct sobas_probe_view *pv) {
   const struct sobas_sample *s = &f->last;
   log_flow_line(f, "window",
                 "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu dlv_bps=%llu rtt_us=%u "
-                "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u "
+                "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u snd_mss=%u "
                 "retrans=%u ooo=%u busy_us=%llu rwnd_lim_us=%llu sndbuf_lim_us=%llu snd_wnd=%u limit=%s state=%s s=%llu "
                 "probe=%s prtt_us=%u prtt_max_us=%u prtt_least_us=%u plost=%u siblings=%u siblings_searching=%u",
                 role_names[role], (long long)((w->t_end_ns - f->t_open_ns) / 1000),
@@ -202,7 +202,7 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
                 (unsigned long long)w->tx_bytes, (unsigned long long)w->rx_rate_bps,
                 (unsigned long long)w->tx_rate_bps, (unsigned long long)(w->app_limited ? 0 : w->delivery_bps), w->rtt_us,
                 s->rcv_rtt_us, s->rtt_us, s->min_rtt_us,
-                f->base_rtt_us, s->rcv_mss, s->rcv_wnd, s->rcv_space, s->snd_cwnd, w->retrans, w->ooopack,
+                f->base_rtt_us, s->rcv_mss, s->rcv_wnd, s->rcv_space, s->snd_cwnd, s->snd_mss, w->retrans, w->ooopack,
                 (unsigned long long)w->busy_us, (unsigned long long)w->rwnd_limited_us,
                 (unsigned long long)w->sndbuf_limited_us, s->snd_wnd,
                 sobas_limit_name((enum sobas_limit)f->last_limit), sobas_state_name(flow_state(f)), (unsigned long long)f->hold.s,
