@@ -997,6 +997,28 @@ TEST(Engine, AQueueThatStandsOnlyAtThePlateauIsThePaths) {
   EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
 }
 
+// Slow start overflowing the buffer beside constant UDP (the windows of a real `gig-udp` run, 20 ms):
+// the overflow's window is queued and cut by its losses, the next queued too, then the flow's plateau
+// at A. A rate cut by losses is no competitor's share: the flow decides on its plateau.
+TEST(Engine, AQueuedWindowCutByLossesIsNoShare) {
+  const uint32_t base = 20000;
+  Engine g(1014 * kMbps, Engine::defaults(), base);
+  g.feed(135, base, 0, true, 20500, 20199);
+  g.feed(531, 24227, 0, true, 29166, 20109);
+  g.ooo = 1970;
+  g.feed(457, 39000, 0, true, 39936, 33530);
+  g.ooo = 11;
+  g.feed(663, 29330, 0, true, 38214, 22119);
+  g.ooo = 0;
+  g.feed(555, 30994, 0, true, 31489, 30536);
+  bool acted = g.feed(568, 30000, 0, true, 34089, 29134);
+  for (int i = 0; i < 3 && g.e.state != SOBAS_ST_DECIDED && g.e.state != SOBAS_ST_CONGESTED; i++)
+    acted = g.feed(560, 30000, 0, true, 32000, 29500);
+  ASSERT_TRUE(acted);
+  EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+}
+
 // A decision 10% and more above A keeps a queue of our own, which this cannot tell from a
 // competitor's: the flow steps aside and runs as plain TCP (no trim of S: measured, trimming cost
 // 0.83x plain CUBIC's goodput beside a competitor on a lossy path; an overestimate like this was never
