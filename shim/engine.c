@@ -515,9 +515,9 @@ static int decide_or_aside(struct sobas_engine *e, struct sobas_action *a, const
 
 /* A sender's in-flight rate, its cwnd over its RTT now (0: unknown). When its slow start first queues
  * at 1 Gb/s the delivery rate can be half of it: each round goes out as a burst the bottleneck queues
- * before the path is full, or the path slowed for a moment (measured on `gig`, A = 965 Mb/s: 13 of 36
- * runs decided at 445-865 Mb/s, 8 of them while cwnd/RTT read 637-1025; 20 of the 23 that decided at A
- * read 1019-1027, the cwnd a window ahead of what is in flight). Paced at it as a start cap, the next
+ * before the path is full, or the path slowed for a moment (measured on `gig`, A = 965 Mb/s: 19 of 56
+ * runs decided at 445-868 Mb/s, 13 of them while cwnd/RTT read 637-1025; 34 of the 37 that decided at A
+ * read 1019-1031, the cwnd a window ahead of what is in flight). Paced at it as a start cap, the next
  * window meets the path at A, or a pace under it that grows as any start cap the flow fills. */
 static uint64_t in_flight_rate(const struct sobas_engine_input *in) {
   return in->cwnd_bytes && in->rtt_us ? (uint64_t)((double)in->cwnd_bytes * 8e6 / in->rtt_us) : 0;
