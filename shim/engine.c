@@ -64,14 +64,6 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   a flow to itself here is gig-udp's, 0.57 of C' beside 430 Mb/s of constant UDP
                                   on 1 Gb/s; C' reading 15% high would put it under, costing the queue SOBAS
                                   spares, not goodput */
-      .aside_ramp = 0.05,      /* a step is a burst: 5% of S is ~17 packets at 100 Mb/s / 40 ms, which a
-                                  buffer a newcomer fills holds; S doubles in ~14 windows (2 s). Measured
-                                  on arrive-leave, 4 runs each: 12-25 retransmits (at once: 270-290, plain
-                                  CUBIC 50-91), 86.3 Mb/s vs plain's 88.0 (at once 0.97x); steps of 25%
-                                  lost 177, the last step into a buffer the newcomer had filled. On
-                                  gig-tcp (1 Gb/s beside window-limited streams) 10% and at once made
-                                  the same goodput as 5%: 0.936x plain CUBIC (14 runs), 0.937x (6) and
-                                  0.931x (14) */
       .resume_frac = 0.90,     /* two flows share about half each: 0.9 of the rate held alone is the path back */
       .resume_jump = 0.40,     /* a CUBIC flow's share beside another swings ±20-30% over a sawtooth */
       .resume_backoff_ns = 2000000000,      /* a return that finds the competitor again costs ~1 s at a */
@@ -98,12 +90,10 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
  * plateau in congestion avoidance is the path's only with a queue in every window of it: CUBIC
  * regrowing after a loss on a 0.25-BDP path, flat at 35.7 Mb/s of A = 77 with two RTT spikes of cross
  * traffic in five windows (median +5.7%, least +1.3%), was decided there and held 46% of A. A pacer
- * has no ACK clock either: a path that slows queues its excess, so it first trims S. It steps aside
- * at once: the kernel goes on pacing a socket once SO_MAX_PACING_RATE was set, so the lifted cap is
- * no line-rate burst (measured on arrive-leave: 12-80 retransmits a run for a sender, 270-290 for a
- * receiver whose window opened at once). And it has no offered window to wait for: it drains its own
- * queue within a window (track.c lowers the pace by the queue's share), so a queue still there three
- * windows after the decision is not its own, and the flow is held then. With a receiver's 50 RTTs, a
+ * has no ACK clock either: a path that slows queues its excess, so it first trims S. And it has no
+ * offered window to wait for: it drains its own queue within a window (track.c lowers the pace by the
+ * queue's share), so a queue still there three windows after the decision is not its own, and the flow
+ * is held then. With a receiver's 50 RTTs, a
  * server that decided on its share beside a CUBIC flow already in the buffer (its base RTT 57 ms, the
  * competitor's queue in it) met a queue in every window from the first (65-70 ms) and stepped aside
  * only 4.0-4.2 s after deciding (3 runs); with 6, 1.5-1.6 s. On the typical path a sender decided with 29
@@ -114,7 +104,6 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->ss_queue_frac = 0.25;
   p->full_least = 1;
   p->trim_first = 1;
-  p->aside_ramp = 0;
   p->drain_rtts = 6;
 }
 
@@ -201,8 +190,6 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
   *a = (struct sobas_action){.set = (uint8_t)set, .s = s, .from = e->state, .to = to, .why = why,
                              .rate_bps = rate, .rtt_us = rtt};
   if (set) e->s = s;
-  if (set && to != SOBAS_ST_CONGESTED && s < e->p.s_max && s > e->s_peak) e->s_peak = s; /* not the ramp's */
-  if (phase(to) == SOBAS_ST_CONG_AVOID || why == SOBAS_WHY_CONST_RATE_DROP) e->left_ss = 1; /* a loss ended slow start */
   if (phase(to) != phase(e->state) || why == SOBAS_WHY_REEVALUATE) forget_rates(e);
   if (to != e->state) {
     e->lifting = 0;
@@ -245,33 +232,19 @@ static int fills_s(const struct sobas_engine *e, const struct sobas_engine_input
   return e->s < e->p.s_max && (double)window_bytes(in->rate_bps, t) >= e->p.limited_frac * (double)e->s;
 }
 
-/* Steps aside (S = S_max), gradually when S is what holds the sender. A sender held by our window is
- * not cwnd-limited, and in slow start Linux still grows its cwnd to twice what is in flight (a CUBIC
- * flow decided in slow start never left it). Opened at once, the window lets it send all of that cwnd
- * at line rate into the queue that made the flow step aside. Measured on arrive-leave: released at
- * 10.63 s with S = 490 KB, the buffer 75% full of the newcomer's slow start, the flow lost 207 packets
- * in the next 100 ms, the newcomer 12 (plain CUBIC loses ~50 in the whole run). So S grows by
- * aside_ramp a window, each step a burst the buffer takes, and opens once it is above any cwnd the
- * sender can have (twice the largest S held), or once the flow has not filled it for two windows (a
- * loss cut the sender's cwnd under S, and the sender governs). A flow whose slow start a loss ended
- * (congestion avoidance, or a const-rate-drop decision) opens at once: Linux grows no cwnd a window
- * holds outside slow start, so there is little to burst, while each window of a ramp is share ceded
- * (measured on competing: decided in congestion avoidance at 18.7 Mb/s, a 12-window ramp held the
- * flow at 16-24 Mb/s for 1.6 s beside a competitor). Each step says again why the flow steps aside. */
+/* Steps aside: S = S_max at once. A sender held by our window is not cwnd-limited, yet in slow start
+ * Linux grows its cwnd to twice what is in flight (a CUBIC flow decided in slow start never left it),
+ * so the opened window lets that cwnd go at line rate into the queue that made the flow step aside:
+ * measured on arrive-leave, 131-236 retransmits a run where plain CUBIC has 41-54. That burst is what
+ * an incumbent's full buffer does to a newcomer: its slow start meets losses and leaves with a small
+ * window. Opened in steps of 5% a window instead (the losses 6-26), the newcomer grew into the empty
+ * buffer first, and the flow kept 59-68 Mb/s of 100 for the 15 s they shared (9 runs of 10), at once
+ * 69-79, plain CUBIC 71-86: 85.2 Mb/s against 88.5 at once and linux default's 90.8 (4 interleaved
+ * runs each). A flow that steps aside from slow start, beside a competitor there from the start
+ * (competing, congested), opened at once before too. */
 static int step_aside(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in,
                       enum sobas_reason why, uint64_t rate) {
-  int ramp = e->p.aside_ramp > 0 && e->s < e->p.s_max;
-  if (e->state != SOBAS_ST_CONGESTED) {
-    ramp = ramp && !e->left_ss && (e->state == SOBAS_ST_DECIDED || fills_s(e, in));
-    e->loose = 0;
-  } else {
-    e->loose = fills_s(e, in) ? 0 : e->loose + 1;
-    ramp = ramp && e->loose < 2;
-  }
-  uint64_t step = (uint64_t)(e->p.aside_ramp * (double)e->s), least = 4ull * (in->mss ? in->mss : 1448);
-  uint64_t s = e->s + (step > least ? step : least);
-  if (!ramp || s >= 2 * e->s_peak) s = e->p.s_max;
-  return act(e, a, SOBAS_ST_CONGESTED, why, 1, clamp_s(e, s), rate, in->rtt_us, in->t_ns);
+  return act(e, a, SOBAS_ST_CONGESTED, why, 1, e->p.s_max, rate, in->rtt_us, in->t_ns);
 }
 
 int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params *p, uint64_t cap_bps,
@@ -761,8 +734,6 @@ static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, st
   if (path_loss_aside(e, in)) e->path_loss_ns = in->t_ns;
   if (in->rate_bps == 0) return 0;
   push_rate(e, in);
-  if (e->s < e->p.s_max)
-    return step_aside(e, a, in, e->aside_on_loss ? SOBAS_WHY_CONGESTED : SOBAS_WHY_COMPETING, in->rate_bps);
   uint32_t n = e->n_rates;
   if (in->t_ns < e->resume_after_ns || n < recent) return 0;
   uint64_t now = least_rate(e, recent);

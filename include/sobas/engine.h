@@ -72,9 +72,6 @@ struct sobas_engine_params {
                                of two windows in a row already met a queue is a competitor's share */
   double share_frac;        /* with C': a plateau under this share of the path's capacity is a share of a path
                                someone else fills, not a rate to hold (0: never) */
-  double aside_ramp;        /* stepping aside from a held window (or one the flow fills) before any congestion
-                               avoidance: S grows by this share a window until it is twice the largest S held or
-                               the sender's cwnd governs, then S_max (0: S_max at once) */
   double resume_frac;       /* stepped aside: the rate is back to this share of what the flow held alone */
   double resume_jump;       /* ... or (never held alone) this much above the rate it had aside */
   int64_t resume_backoff_ns; /* the least time aside before searching again; doubles after each vain return */
@@ -158,9 +155,6 @@ struct sobas_engine {
   uint64_t cap_bps;                 /* the probe's capacity estimate C' (0: none) */
   int64_t resume_after_ns;          /* stepped aside: no new search before this */
   uint8_t aside_on_loss;            /* stepped aside for the path's losses (not a competitor's queue) */
-  uint8_t loose;                    /* stepping aside: windows in a row the flow did not fill S */
-  uint64_t s_peak;                  /* the largest S held: a sender's cwnd is at most twice it */
-  uint8_t left_ss;                  /* a loss ended the sender's slow start: the search went to congestion avoidance, or decided on the loss */
   int64_t path_loss_ns;             /* ... and when the last of them was seen */
   int64_t backoff_ns;               /* the current least time aside */
   uint8_t lifting;                  /* windows since S was lifted (0: not lifting) */

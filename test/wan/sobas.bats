@@ -403,20 +403,14 @@ ret = next((t - leave for t, x in dec if t >= leave and x["to"] != "congested"),
 assert ret is not None and ret <= 6, f"back {ret} s after the departure"
 assert dec[-1][1]["to"] == "decided", "not held at the end"  # so held again after the departure
 back = next(t - leave for t, x in dec if t >= leave and x["to"] == "decided")
-# Stepping aside from a hold decided in slow start opens the window in steps: opened at once, the
-# sender's slow-start cwnd went out at line rate into the newcomer's queue. A flow whose slow start a
-# loss ended (congestion avoidance, or a const-rate-drop decision: one CI run) has no such cwnd and
-# opens at once. What the steps save is the benchmark's to show (270-290 retransmits a run, 12-27 in
-# steps): a whole run's count here also carries the competition's losses (one CI run: 920).
+# Stepping aside opens the window at once: the sender's slow-start cwnd goes out into the newcomer's
+# queue, which keeps the flow its share (opened in 5% steps it kept 59-68 Mb/s of 100 beside the
+# newcomer, at once 69-79). A whole run's retransmits here also carry the competition's losses.
 step = next(x for t, x in dec if t >= arrive and x["to"] == "congested")
 held_s = next(int(x["s"]) for t, x in reversed(dec) if t < arrive and x["to"] == "decided")
-left_ss = any(x["to"] in ("cong-avoid", "ca-growing") or x["why"] == "const-rate-drop" for t, x in dec if t < arrive)
 retrans = int(open(f"{d}/arrive.result").read().split()[2])
-print(f"first step aside: S {held_s} -> {step['s']} (a loss ended slow start: {left_ss}); {retrans} retransmits")
-if left_ss:
-    assert int(step["s"]) >= 2 * held_s, "a flow past slow start ramped"
-else:
-    assert int(step["s"]) < 2 * held_s, "the window opened at once"
+print(f"first step aside: S {held_s} -> {step['s']}; {retrans} retransmits")
+assert int(step["s"]) >= 2 * held_s, "the window did not open at once"
 # Held again, the queue drains: the ping's p50 from 1 s after the return to the end.
 pings = [l.split() for l in open(f"{d}/arrive.ping")]
 held_at = leave + back + 1
