@@ -66,6 +66,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   spares, not goodput */
       .resume_frac = 0.90,     /* two flows share about half each: 0.9 of the rate held alone is the path back */
       .resume_jump = 0.40,     /* a CUBIC flow's share beside another swings ±20-30% over a sawtooth */
+      .resume_clear_ns = 1000000000, /* BBR's ProbeRTT empties the queue for 200 ms + an RTT every 10 s */
       .resume_backoff_ns = 2000000000,      /* a return that finds the competitor again costs ~1 s at a */
       .resume_backoff_max_ns = 64000000000, /* reduced rate: doubling bounds what vain returns cost */
       .lift_gain = 0.10,       /* at A a lift queues 10% of T for ~3 windows: under the 5% RTT bar's p50 */
@@ -210,6 +211,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
       e->resume_after_ns = t_ns + e->backoff_ns;
       e->aside_on_loss = why == SOBAS_WHY_CONGESTED;
       e->path_loss_ns = t_ns;
+      e->clear = 0;
       forget_rates(e);
     }
   }
@@ -729,18 +731,39 @@ static int path_loss_aside(const struct sobas_engine *e, const struct sobas_engi
  * flow ran as plain CUBIC for the remaining 60 s). The search runs uncapped until it decides, so a
  * return that finds the competitor or the losses still there costs only the held windows that find
  * them again. A flow on a lossy path keeps seeing losses and stays aside, as the paper has it. */
+/* Aside and never held alone, the flow has no rate of its own to come back to, only a jump of its share,
+ * and that jump must come with the queue gone and stay so for resume_clear_ns. A BBR competitor's
+ * ProbeRTT (its cwnd at 4 packets for 200 ms and an RTT, every 10 s) empties the queue, and the flow's
+ * rate jumps with it for a few windows before the queue is back. Measured on bbr-competitor: a sender
+ * returned 14 times in 7 runs, at most ProbeRTTs, the queue back (46-55 ms of a 40 ms base) within
+ * 0.5 s of its dip; it decided on its share 0.8-2.1 s later with the queue standing, and stepped aside
+ * again 1.1-1.9 s after that. A competitor that left leaves the queue empty while the flow regrows to the
+ * path. The share the jump is measured against is the windows' before the queue went, not the jump's. */
+static void track_clear(struct sobas_engine *e, const struct sobas_engine_input *in) {
+  const uint32_t before = 8;
+  if (rtt_above(in->rtt_us, base_rtt(in), e->p.queue_rtt_frac, e->p.queue_rtt_min_us)) {
+    e->clear = 0;
+    return;
+  }
+  if (e->clear) return;
+  uint32_t n = e->n_rates - 1, k = n < before ? n : before; /* the windows before this one */
+  e->clear = 1;
+  e->clear_since_ns = in->t_ns - e->dur_at[n];
+  e->r_share = k ? median_of(e->rates + n - k, k) : 0;
+}
+
 static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
-  const uint32_t recent = 3, before = 8;
+  const uint32_t recent = 3;
   if (path_loss_aside(e, in)) e->path_loss_ns = in->t_ns;
   if (in->rate_bps == 0) return 0;
   push_rate(e, in);
+  track_clear(e, in);
   uint32_t n = e->n_rates;
   if (in->t_ns < e->resume_after_ns || n < recent) return 0;
   uint64_t now = least_rate(e, recent);
   int back = e->r_alone ? (double)now >= e->p.resume_frac * (double)e->r_alone
-                        : n >= recent + before &&
-                              (double)now >= (1.0 + e->p.resume_jump) *
-                                                 (double)median_of(e->rates + n - recent - before, before);
+                        : e->clear && e->r_share && in->t_ns - e->clear_since_ns >= e->p.resume_clear_ns &&
+                              (double)now >= (1.0 + e->p.resume_jump) * (double)e->r_share;
   int clean = e->aside_on_loss && in->t_ns - e->path_loss_ns >= e->backoff_ns;
   if (!back && !clean) return 0;
   e->resumed = 1;

@@ -74,6 +74,7 @@ struct sobas_engine_params {
                                someone else fills, not a rate to hold (0: never) */
   double resume_frac;       /* stepped aside: the rate is back to this share of what the flow held alone */
   double resume_jump;       /* ... or (never held alone) this much above the rate it had aside */
+  int64_t resume_clear_ns;  /* ... with no queue in any window of this span (never held alone) */
   int64_t resume_backoff_ns; /* the least time aside before searching again; doubles after each vain return */
   int64_t resume_backoff_max_ns;
   double lift_gain;         /* held alone with no queue: S is raised by this share to test for more (0: never) ... */
@@ -156,6 +157,9 @@ struct sobas_engine {
   int64_t resume_after_ns;          /* stepped aside: no new search before this */
   uint8_t aside_on_loss;            /* stepped aside for the path's losses (not a competitor's queue) */
   int64_t path_loss_ns;             /* ... and when the last of them was seen */
+  uint8_t clear;                    /* aside: the windows since clear_since_ns had no queue */
+  int64_t clear_since_ns;           /* ... since then */
+  uint64_t r_share;                 /* ... and the median rate of the (queued) windows before it */
   int64_t backoff_ns;               /* the current least time aside */
   uint8_t lifting;                  /* windows since S was lifted (0: not lifting) */
   int64_t lift_at_ns;               /* when the lift under way began */
