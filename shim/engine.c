@@ -723,22 +723,15 @@ static int path_loss_aside(const struct sobas_engine *e, const struct sobas_engi
   return in->losses && !rtt_above(in->rtt_us, base_rtt(in), e->p.equal_tol, 1000);
 }
 
-/* Stepped aside: search again once the path says it is the flow's again, never sooner than the
- * backoff. After a competitor's queue: the rate back to resume_frac of what the flow held alone or,
- * never held alone, resume_jump above its rate aside. After the path's losses: also a backoff with
- * none of them, since a flow that stepped aside before it ever held has no rate to come back to
- * (measured on the 0.25-BDP path beside Poisson UDP: a burst's loss with no queue 1.3 s in, and the
- * flow ran as plain CUBIC for the remaining 60 s). The search runs uncapped until it decides, so a
- * return that finds the competitor or the losses still there costs only the held windows that find
- * them again. A flow on a lossy path keeps seeing losses and stays aside, as the paper has it. */
 /* Aside and never held alone, the flow has no rate of its own to come back to, only a jump of its share,
  * and that jump must come with the queue gone and stay so for resume_clear_ns. A BBR competitor's
  * ProbeRTT (its cwnd at 4 packets for 200 ms and an RTT, every 10 s) empties the queue, and the flow's
  * rate jumps with it for a few windows before the queue is back. Measured on bbr-competitor: a sender
- * returned 14 times in 7 runs, at most ProbeRTTs, the queue back (46-55 ms of a 40 ms base) within
- * 0.5 s of its dip; it decided on its share 0.8-2.1 s later with the queue standing, and stepped aside
- * again 1.1-1.9 s after that. A competitor that left leaves the queue empty while the flow regrows to the
- * path. The share the jump is measured against is the windows' before the queue went, not the jump's. */
+ * returned 14 times in 7 runs, at most ProbeRTTs, the first queued window (45-69 ms of a 40 ms base)
+ * 0.4-0.6 s after the dip began; it decided on its share 0.8-2.1 s later with the queue standing, and
+ * stepped aside again 1.1-1.9 s after that. A competitor that left leaves the queue empty while the
+ * flow regrows to the path. The share the jump is measured against is the windows' before the queue
+ * went, not the jump's. */
 static void track_clear(struct sobas_engine *e, const struct sobas_engine_input *in) {
   const uint32_t before = 8;
   if (rtt_above(in->rtt_us, base_rtt(in), e->p.queue_rtt_frac, e->p.queue_rtt_min_us)) {
@@ -752,6 +745,15 @@ static void track_clear(struct sobas_engine *e, const struct sobas_engine_input 
   e->r_share = k ? median_of(e->rates + n - k, k) : 0;
 }
 
+/* Stepped aside: search again once the path says it is the flow's again, never sooner than the
+ * backoff. After a competitor's queue: the rate back to resume_frac of what the flow held alone or,
+ * never held alone, resume_jump above its share with the queue gone for resume_clear_ns (track_clear).
+ * After the path's losses: also a backoff with none of them, since a flow that stepped aside before it
+ * ever held has no rate to come back to
+ * (measured on the 0.25-BDP path beside Poisson UDP: a burst's loss with no queue 1.3 s in, and the
+ * flow ran as plain CUBIC for the remaining 60 s). The search runs uncapped until it decides, so a
+ * return that finds the competitor or the losses still there costs only the held windows that find
+ * them again. A flow on a lossy path keeps seeing losses and stays aside, as the paper has it. */
 static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   const uint32_t recent = 3;
   if (path_loss_aside(e, in)) e->path_loss_ns = in->t_ns;

@@ -1129,7 +1129,7 @@ TEST(Engine, AVainReturnBacksOff) {
 
 // Never held alone, aside beside a BBR flow: its ProbeRTT empties the queue for 200 ms and an RTT every
 // 10 s, and the flow's rate jumps with it (the windows of a real sender: 4.7-5.3 Mb/s at 67-72 ms,
-// then 9.2 and 10.0 at 40.5-41 ms, then 8.8-9.0 with the queue back at 46-55 ms). No return: held
+// then 9.2 and 10.0 at 40.5-41 ms, then 8.5-9.0 with the queue back at 46-56 ms). No return: held
 // there, the flow decided on its share and stepped aside again 1.7 s later. The same jump with the
 // queue gone for good is a return.
 TEST(Engine, AQueueEmptiedForAMomentIsNoReturn) {
