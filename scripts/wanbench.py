@@ -260,6 +260,11 @@ class Run:
     back_s: float | None = None
     rtt_last10_p50_ms: float | None = None
     beside_mbps: float | None = None
+    # The two bars a summary cannot tell: the watched host's packets the link dropped after the first
+    # decision (drops, not retransmits: the emulator counts them exactly), and the time from the engine
+    # leaving slow start to that decision. Single-flow scenarios only.
+    drops_after_decision: int | None = None
+    decided_after_ss_ms: float | None = None
     emu: dict = field(default_factory=dict)
     series: dict = field(default_factory=dict)  # t, mbps, rtt_t, rtt_ms, win_t, win_bytes
 
@@ -531,6 +536,8 @@ class Bench:
             run.rtt_p50_ms, run.rtt_p95_ms = percentile(inflation, 50), percentile(inflation, 95)
         run.series = self.series(series, pings, log if spec["preload"] else None, t0, t1)
         run.decision_ms = first_decision_ms(log) if spec["preload"] else None
+        if spec["preload"] and sc.flows == 1:
+            run.drops_after_decision, run.decided_after_ss_ms = settling(read_series(series), decisions_mono(log), t1)
         c = sc.cross
         if c and c.start:
             arrive = self.t_transfer + c.start  # the competitor's clock started with the transfer's (±0.2 s)
@@ -542,8 +549,8 @@ class Bench:
             run.beside_mbps = round(statistics.mean(beside), 1) if beside else None
             if spec["preload"]:
                 moves = decisions_mono(log)
-                run.aside_s = next((round(t - arrive, 2) for t, to in moves if t >= arrive and to == "congested"), None)
-                run.back_s = next((round(t - leave, 2) for t, to in moves if t >= leave and to == "decided"), None)
+                run.aside_s = next((round(t - arrive, 2) for t, _, to in moves if t >= arrive and to == "congested"), None)
+                run.back_s = next((round(t - leave, 2) for t, _, to in moves if t >= leave and to == "decided"), None)
         return run
 
     def validate(self, run, drops):
@@ -699,7 +706,8 @@ def first_decision_ms(log):
 
 
 def decisions_mono(log):
-    """The bulk flow's decisions as (CLOCK_MONOTONIC seconds, new state): its open line gives t0_ms."""
+    """The bulk flow's decisions as (CLOCK_MONOTONIC seconds, old state, new state): its open line gives
+    t0_ms."""
     if not os.path.exists(log):
         return []
     t0, out = {}, []
@@ -710,8 +718,25 @@ def decisions_mono(log):
             if d.get("ev") == "open":
                 t0[key] = int(d["t0_ms"])
             elif d.get("ev") == "decision" and key in t0:
-                out.append(((t0[key] + int(d["t_ms"])) / 1000, d["to"]))
+                out.append(((t0[key] + int(d["t_ms"])) / 1000, d["from"], d["to"]))
     return out
+
+
+SLOW_START = ("slow-start", "ss-growing")
+
+
+def settling(rows, moves, t1):
+    """How the flow settled: the watched host's drops after its first decision (S held, or stepped aside),
+    and the ms from the engine leaving slow start to that decision (0 when the decision ended slow start).
+    Drops count from the first series sample at or after the decision, so none of slow start's overshoot
+    that the link dropped before it is blamed on the decision. (None, None): it never decided."""
+    decided = next((t for t, _, to in moves if to in ("decided", "congested")), None)
+    if decided is None:
+        return None, None
+    left = next((t for t, frm, to in moves if frm in SLOW_START and to not in SLOW_START), decided)
+    after = [r for r in rows if decided <= r[0] <= t1 + 0.2]
+    drops = int(after[-1][7] - after[0][7]) if after else 0
+    return drops, round((decided - left) * 1000, 1)
 
 
 def percentile(xs, p):
@@ -754,6 +779,8 @@ def summarise(sc, cal, size, runs, commit):
                                                                 if r.decision_ms is not None]) else None,
             aside_s=[r.aside_s for r in ok], back_s=[r.back_s for r in ok],
             rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok], beside_mbps=[r.beside_mbps for r in ok],
+            drops_after_decision=[r.drops_after_decision for r in ok],
+            decided_after_ss_ms=[r.decided_after_ss_ms for r in ok],
             invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid],
             paired_seeds=True))
     return dict(name=sc.name, title=sc.title, paper=sc.paper, run_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

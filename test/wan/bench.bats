@@ -35,6 +35,11 @@ sobas = next(run for run in s["runs"] if run["contender"] == "sobas")
 assert sobas["series"]["windows"]["t"], "the preloaded receiver's windows are plotted"
 sender = next(run for run in s["runs"] if run["contender"] == "sobas sender")
 assert sender["decision_ms"] is not None or not sender["valid"], "the preloaded sender never decided"
+for run in s["runs"]:
+    if run["decision_ms"] is not None:
+        # How it settled, from the log and the link: counted drops, and slow start left before deciding.
+        assert run["drops_after_decision"] >= 0, run["contender"]
+        assert 0 <= run["decided_after_ss_ms"] <= run["decision_ms"], run["contender"]
 if sum(run["valid"] for run in s["runs"]) < 4:
     # Most runs of a 100 Mb/s path are valid on this host; fewer only when the host froze the link
     # (a CI run once had all seven invalid, 3.5-5.5% frozen): then the host was measured, not the
@@ -68,7 +73,7 @@ PY
   sed -n '/^## Bars/,/^## typical/p' "$OUT/results.md" | grep -q "^| typical | sobas both | \(met\|missed\|unmeasured\) |"
 }
 
-@test "wanbars.py holds each bar: met, missed by the mean, by one run, by a queue" {
+@test "wanbars.py holds each bar: met, missed by the mean, by one run, by a queue, by a late or lossy decision" {
   run "$PY" - "$REPO/scripts" <<'PY'
 import copy, sys
 sys.path.insert(0, sys.argv[1])
@@ -82,7 +87,9 @@ def runs(name, *mbps):
     return [dict(contender=name, valid=True, goodput_bps=m * 1e6) for m in mbps]
 
 alone = dict(name="typical", calibration=dict(base_rtt_ms=40.0, A_bps=77e6), cross=None,
-             contenders=[con("sobas", 74.0, 96.1, 1.2), con("max buffer", 75.0, 97.4, 30.0),
+             contenders=[con("sobas", 74.0, 96.1, 1.2, drops_after_decision=[0, 0],
+                             decided_after_ss_ms=[0.0, 950.0]),
+                         con("max buffer", 75.0, 97.4, 30.0),
                          con("linux default", 75.0, 97.4, 25.0)], runs=[])
 competing = dict(name="arrive-leave", calibration=dict(base_rtt_ms=40.0, A_bps=96e6),
                  cross=dict(kind="tcp", start=10, duration=15),
@@ -103,6 +110,18 @@ one = copy.deepcopy(competing); one["runs"][0]["goodput_bps"] = 75e6            
 assert verdict(one) == [False]
 late = copy.deepcopy(competing); late["contenders"][0]["aside_s"] = [0.7, 2.4]  # aside after 2.4 s
 assert verdict(late) == [False]
+lost = copy.deepcopy(alone); lost["contenders"][0]["drops_after_decision"] = [0, 3]   # one run lost 3
+assert verdict(lost) == [False]
+slow_ss = copy.deepcopy(alone); slow_ss["contenders"][0]["decided_after_ss_ms"] = [0.0, 1100.0]
+assert verdict(slow_ss) == [False]                                                # 1.1 s > 1 s (10 RTTs: 0.4)
+long_rtt = copy.deepcopy(slow_ss); long_rtt["calibration"]["base_rtt_ms"] = 150.0
+long_rtt["contenders"][0]["rtt_p50_ms"] = 3.0
+assert verdict(long_rtt) == [True]                                                # 1.1 s < 10 RTTs of 150 ms
+never = copy.deepcopy(alone); never["contenders"][0]["decided_after_ss_ms"] = [0.0, None]
+never["contenders"][0]["drops_after_decision"] = [0, None]
+assert verdict(never) == [False]                                                  # one run never decided
+old_run = copy.deepcopy(alone); del old_run["contenders"][0]["drops_after_decision"]
+assert verdict(old_run) == [True]                                                 # recorded before the bars were
 print("ok")
 PY
   echo "$output"
