@@ -137,6 +137,12 @@ def check(results):
                 # Plain CUBIC with another buffer setting, on the same bar: how far the repeats alone
                 # move the ratio (CUBIC beside CUBIC shares by chance).
                 info += f"; max buffer {plain['goodput_mbps'] / ref['goodput_mbps']:.3f}x linux default"
+            if s["name"] in COMPETING and name in ISSUE13:
+                # The per-run floor's own noise: linux default's runs against their mean (on congested a
+                # repeat's loss seed moves every contender together).
+                own = [r["goodput_bps"] / 1e6 / ref["goodput_mbps"] for r in s["runs"]
+                       if r["contender"] == "linux default" and r["valid"]]
+                info += f"; linux default's runs {min(own):.2f}-{max(own):.2f}x its mean"
             out.append(dict(scenario=s["name"], contender=name, verdicts=v, info=info))
     return out
 
@@ -147,8 +153,8 @@ def markdown(entries):
              f"Checked by `scripts/wanbars.py` against issues 13 and 14 (its header lists them): {missed} of "
              f"{len(entries)} rows miss a bar. In *also*, retransmits are the whole transfer's, slow start "
              "included, and the decision time is from the start. Beside a competing "
-             "flow, *also* gives max buffer's ratio on the same bar: plain CUBIC, no sobas, so the spread "
-             "the repeats alone leave.", "",
+             "flow, *also* gives max buffer's ratio on the same bar (plain CUBIC, no sobas) and linux "
+             "default's runs against their own mean: the spread the repeats alone leave.", "",
              "| scenario | contender | verdict | measured | also |", "|---|---|---|---|---|"]
     for e in entries:
         if e["verdicts"] is None:
