@@ -149,6 +149,26 @@ TEST(Engine, SlowStartFlatRateDecidesRTimesBaseRtt) {
   EXPECT_EQ(g.last().s, bytes(77.5 * kMbps, kRtt));
 }
 
+// Slow start with the RTT full, still rising by a few % (a real `typical` run without sobasd: 76.2 then
+// 78.5 Mb/s at +29% and +41%): that is the plateau. Waiting a window for the rise to stop kept open the
+// window slow start had been offered, and the sender overflowed the buffer after the decision (21-31
+// packets in 5 of 6 such runs). Congestion avoidance still waits: CUBIC regrowing climbs ~1.5% a window.
+TEST(Engine, AFullSlowStartDecidesOnAPlateauStillRisingAFewPercent) {
+  Engine g;
+  EXPECT_FALSE(g.feed(65.5, 44000));
+  EXPECT_FALSE(g.feed(76.2, 51656));
+  ASSERT_TRUE(g.feed(78.5, 56582));
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+  EXPECT_EQ(g.last().s, bytes(77.35 * kMbps, kRtt));
+
+  Engine ca;
+  ca.feed(10);
+  ca.feed(40);
+  ASSERT_TRUE(ca.feed(20, kRtt, 300)) << "slow start ended in a loss";
+  for (double r : {60.0, 61.0, 62.0, 63.0, 64.0, 65.0}) EXPECT_FALSE(ca.feed(r, 46000)) << r << " Mb/s, climbing";
+}
+
 TEST(Engine, HeadroomWidensTheDecidedWindow) {
   auto p = Engine::defaults();
   p.headroom = 0.03;

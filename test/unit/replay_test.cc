@@ -119,8 +119,20 @@ void expect_same(const char *name) {
 TEST(Replay, ShallowBufferRun) { expect_same("shallow-buffer.log"); }
 
 // The same path with a 1-BDP buffer: flat-rate in slow start, once the queue shows (the overshoot's losses
-// before it are slow start's own).
-TEST(Replay, OneBdpBufferRun) { expect_same("one-bdp-buffer.log"); }
+// before it are slow start's own). The recording then read 75.8 and 78.8 Mb/s at +78% RTT, waited a
+// window for that 4% rise to stop, decided at 1191 ms, and 700 segments arrived out of order at 1675 ms:
+// the sender filling the window offered before the decision. Replayed, it decides on that first plateau.
+TEST(Replay, OneBdpBufferRunDecidesOnItsFirstPlateau) {
+  auto log = read_log(std::string(SOBAS_TEST_DATA) + "/one-bdp-buffer.log");
+  auto want = logged(log), got = replay(log);
+  ASSERT_EQ(want.size(), 1u);
+  ASSERT_EQ(want[0].t_ms, 1191) << "the recording";
+  ASSERT_EQ(got.size(), 1u) << "one decision, as recorded";
+  EXPECT_EQ(got[0].to, "decided");
+  EXPECT_EQ(got[0].why, "flat-rate");
+  EXPECT_EQ(got[0].t_ms, 1026) << "a window sooner";
+  EXPECT_NEAR((double)got[0].s, (double)want[0].s, 0.02 * (double)want[0].s) << "on the same rate";
+}
 
 // The shallow-buffer path with sobasd answering the side probe: C' caps slow start at 1.2·C'·T (the
 // `start` decision from the probe line), the probe's RTT and echo gaps drive the rest.
