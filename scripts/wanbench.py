@@ -536,8 +536,9 @@ class Bench:
             run.rtt_p50_ms, run.rtt_p95_ms = percentile(inflation, 50), percentile(inflation, 95)
         run.series = self.series(series, pings, log if spec["preload"] else None, t0, t1)
         run.decision_ms = first_decision_ms(log) if spec["preload"] else None
+        moves = decisions_mono(log) if spec["preload"] else []
         if spec["preload"] and sc.flows == 1:
-            run.drops_after_decision, run.decided_after_ss_ms = settling(read_series(series), decisions_mono(log), t1)
+            run.drops_after_decision, run.decided_after_ss_ms = settling(read_series(series), moves, t1)
         c = sc.cross
         if c and c.start:
             arrive = self.t_transfer + c.start  # the competitor's clock started with the transfer's (±0.2 s)
@@ -548,7 +549,6 @@ class Bench:
             beside = [m for t, m in zip(run.series["t"], run.series["mbps"]) if arrive - t0 <= t < leave - t0]
             run.beside_mbps = round(statistics.mean(beside), 1) if beside else None
             if spec["preload"]:
-                moves = decisions_mono(log)
                 run.aside_s = next((round(t - arrive, 2) for t, _, to in moves if t >= arrive and to == "congested"), None)
                 run.back_s = next((round(t - leave, 2) for t, _, to in moves if t >= leave and to == "decided"), None)
         return run
