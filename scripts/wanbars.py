@@ -16,8 +16,9 @@ The bars, as the issues state them:
   the better of max buffer and linux default where neither reaches 95%; p50 RTT+ <= 5% of the base RTT;
   and in every valid run no packet lost after the decision (the link's drops of the flow's host, from
   the first 100 ms sample at or after it: what slow start had already sent may still overflow then, and
-  that is lost after the decision too) and the decision within 1 s or 10 base RTTs of the engine leaving
-  slow start, whichever is longer (0 when the decision itself ended slow start);
+  that is lost after the decision too) and the decision within 1 s or 10 base RTTs of slow start's end,
+  whichever is longer (its end: the engine leaving it, or the link's first drop of a packet to the flow's
+  host if that came sooner; 0 when the decision itself ended slow start);
 - sobas both: never worse than the better of sobas and sobas sender by more than 2%;
 - servers (nginx, 8 downloads): the sum of goodputs >= 0.98x plain nginx's (linux default).
 Results recorded before wanbench.py measured drops after the decision and the time from slow start

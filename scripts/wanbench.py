@@ -538,7 +538,7 @@ class Bench:
         run.decision_ms = first_decision_ms(log) if spec["preload"] else None
         moves = decisions_mono(log) if spec["preload"] else []
         if spec["preload"] and sc.flows == 1:
-            run.drops_after_decision, run.decided_after_ss_ms = settling(read_series(series), moves, t1)
+            run.drops_after_decision, run.decided_after_ss_ms = settling(read_series(series), moves, t0, t1)
         c = sc.cross
         if c and c.start:
             arrive = self.t_transfer + c.start  # the competitor's clock started with the transfer's (±0.2 s)
@@ -725,15 +725,23 @@ def decisions_mono(log):
 SLOW_START = ("slow-start", "ss-growing")
 
 
-def settling(rows, moves, t1):
+def settling(rows, moves, t0, t1):
     """How the flow settled: the watched host's drops after its first decision (S held, or stepped aside),
-    and the ms from the engine leaving slow start to that decision (0 when the decision ended slow start).
-    Drops count from the first series sample at or after the decision, so none of slow start's overshoot
-    that the link dropped before it is blamed on the decision. (None, None): it never decided."""
+    and the ms from the end of slow start to that decision (0 when the decision ended slow start). Slow
+    start ends at the engine's first move out of it, or at the first series sample in which the link
+    dropped a packet towards the watched host, whichever is sooner: any loss ends the sender's slow start,
+    and a sender's engine may call itself in slow start long after (on `shallow` it decided 3 s in, the
+    kernel's CUBIC regrowing from a loss at 0.5 s all that time). Drops count from the first series sample
+    at or after the decision, so none of slow start's overshoot that the link dropped before it is blamed
+    on the decision. (None, None): it never decided."""
     decided = next((t for t, _, to in moves if to in ("decided", "congested")), None)
     if decided is None:
         return None, None
     left = next((t for t, frm, to in moves if frm in SLOW_START and to not in SLOW_START), decided)
+    # A drop shows in the sample that ends after it: it happened after the sample before began.
+    lost = next((p[0] for p, r in zip(rows, rows[1:]) if r[7] > p[7] and p[0] >= t0), None)
+    if lost is not None and lost < left:
+        left = lost
     after = [r for r in rows if decided <= r[0] <= t1 + 0.2]
     drops = int(after[-1][7] - after[0][7]) if after else 0
     return drops, round((decided - left) * 1000, 1)

@@ -127,3 +127,30 @@ PY
   echo "$output"
   [ "$status" -eq 0 ] && [ "${lines[-1]}" = ok ]
 }
+
+@test "wanbench.settling: slow start ends at the engine's exit or the link's first drop, whichever is sooner" {
+  run "$PY" - "$REPO/scripts" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import wanbench
+
+# Series rows: t, total, watched bytes, queue, rev bytes, rev backlog, drops total, drops watched.
+def rows(drop_at):
+    return [(10 + i / 10, 0, 0, 0, 0, 0, 0, 5 if i / 10 >= drop_at else 0) for i in range(60)]
+
+# A sender's engine that calls itself in slow start until it decides 3 s in, its slow start lost at 0.5 s.
+sender = [(13.0, "slow-start", "decided")]
+assert wanbench.settling(rows(0.5), sender, 10.0, 15.9) == (0, 2600.0)  # from the sample before the drop
+# The engine left slow start first (rate-drop at 0.3 s): that is the end.
+receiver = [(10.3, "slow-start", "cong-avoid"), (13.0, "cong-avoid", "decided")]
+assert wanbench.settling(rows(0.5), receiver, 10.0, 15.9) == (0, 2700.0)
+# The decision ended slow start, and the link dropped 5 packets after it: lost after the decision.
+assert wanbench.settling(rows(3.5), sender, 10.0, 15.9) == (5, 0.0)
+# Drops before the transfer began are not its slow start's.
+assert wanbench.settling(rows(0.3), sender, 10.5, 15.9) == (0, 0.0)
+assert wanbench.settling(rows(0.5), [], 10.0, 15.9) == (None, None)
+print("ok")
+PY
+  echo "$output"
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" = ok ]
+}
