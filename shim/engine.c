@@ -84,6 +84,8 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .lift_share = 0.10,      /* a lift lasts ~4 windows, 8 RTTs: 0.3 s at 40 ms, where the 1 s backoff
                                   rules, but 1.2 s at 150 ms, where lifts 1 and 2 s apart were 27% of
                                   the held time, each queueing 0.1·T: RTT+ p50 7.7 ms of the 7.5 bar */
+      .ca_ceiling_gain = 3.0,  /* CUBIC grows at most 1.5x a round, 2.25x a 2·RTT window: 3x what is in
+                                  flight never holds it, while autotuning offered 4-17x (below) */
   };
 }
 
@@ -106,6 +108,7 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->full_least = 1;
   p->trim_first = 1;
   p->drain_rtts = 6;
+  p->ca_ceiling_gain = 0; /* a pace is no offered window: it holds at once */
 }
 
 /* The T of S = R·T: the path's base RTT, or the RTT now until a base is known. */
@@ -185,7 +188,10 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
                int set, uint64_t s, uint64_t rate, uint32_t rtt, int64_t t_ns) {
   *a = (struct sobas_action){.set = (uint8_t)set, .s = s, .from = e->state, .to = to, .why = why,
                              .rate_bps = rate, .rtt_us = rtt};
-  if (set) e->s = s;
+  if (set) {
+    e->s = s;
+    e->ceiling = 0;
+  }
   if (phase(to) != phase(e->state) || why == SOBAS_WHY_REEVALUATE) forget_rates(e);
   if (to != e->state) {
     e->lifting = 0;
@@ -493,6 +499,23 @@ static uint64_t in_flight_rate(const struct sobas_engine_input *in) {
   return in->cwnd_bytes && in->rtt_us ? (uint64_t)((double)in->cwnd_bytes * 8e6 / in->rtt_us) : 0;
 }
 
+/* Searching in congestion avoidance, S is a ceiling: ca_ceiling_gain times what the flow has in flight
+ * (R·T at the RTT of the window), the more of this window and the one before: the window of a loss
+ * reads low while the recovery holds data back. Without one the window autotuning offers is never withdrawn, and a decision
+ * holds only once the sender has consumed it: measured beside one CUBIC flow without sobasd, 1.3-2.2 MB
+ * offered after slow start's loss where 180-230 KB were in flight, each decision on a share took 0.6-0.9
+ * s to hold and 1.0-1.4 s to step aside; on the 0.25-BDP path 5.2 MB offered (17x), drained for 0.8 s
+ * after the decision while CUBIC grew past it into a second loss. */
+static uint64_t ceiling_for(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  uint64_t flight = window_bytes(in->rate_bps, in->rtt_us ? in->rtt_us : base_rtt(in));
+  if (e->n_rates >= 2) { /* the history holds this window already */
+    uint32_t i = e->n_rates - 2;
+    uint64_t before = window_bytes(e->rates[i], e->rtt_at[i] ? e->rtt_at[i] : base_rtt(in));
+    if (before > flight) flight = before;
+  }
+  return clamp_s(e, (uint64_t)(e->p.ca_ceiling_gain * (double)flight));
+}
+
 /* States 1-4: looking for the rate the path gives. */
 static int search(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t t0 = base_rtt(in);
@@ -547,7 +570,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   double mean;
   if (rates_equal(e, n, need, &mean)) {
     plateau = (uint64_t)mean;
-    int s_grew = (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
+    int s_grew = !e->ceiling && (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
     /* In congestion avoidance: the plateau's median RTT, or its least where the RTT is exact to the µs
      * (a sender's tcpi_rtt, full_least; a receiver's probe echoes). Measured on `shallow` with sobasd:
      * CUBIC regrowing after a slow-start loss, flat at 56 Mb/s of A = 77 with probe RTTs of 41.4-42.9
@@ -598,14 +621,33 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
    * the start cap was lifted, the engine searched on while CUBIC was still in slow start and decided
    * 2376 ms in (94.5% of A over the transfer, 98.8% once held). */
   if (in_ss && n >= 2 && dropped(e, r[n - 2], r[n - 1]) && e->loss_age <= 2) {
-    /* The start cap 1.2·C'·T belongs to slow start: congestion avoidance searches uncapped, as
-     * without C'. Measured: kept, a 0.25-BDP buffer beside 20% cross traffic (A·T + B = 1.02 BDP under a
+    /* The start cap 1.2·C'·T belongs to slow start: congestion avoidance searches uncapped (a receiver
+     * under a ceiling it never reaches, ceiling_for), as without C'. Measured: kept, a 0.25-BDP buffer beside 20% cross traffic (A·T + B = 1.02 BDP under a
      * 1.2-BDP cap) overflowed every CUBIC cycle, and the engine decided late (10 s) or low (82% of A). */
     int uncap = e->s < e->p.s_max;
     enum sobas_state to = growing && !uncap ? SOBAS_ST_CA_GROWING : SOBAS_ST_CONG_AVOID;
-    act(e, a, to, SOBAS_WHY_RATE_DROP, uncap, uncap ? e->p.s_max : e->s, in->rate_bps, in->rtt_us, in->t_ns);
+    if (e->p.ca_ceiling_gain > 0) {
+      act(e, a, SOBAS_ST_CONG_AVOID, SOBAS_WHY_RATE_DROP, 1, ceiling_for(e, in), in->rate_bps, in->rtt_us, in->t_ns);
+      e->ceiling = 1;
+    } else {
+      act(e, a, to, SOBAS_WHY_RATE_DROP, uncap, uncap ? e->p.s_max : e->s, in->rate_bps, in->rtt_us, in->t_ns);
+    }
     push_rate(e, in); /* the post-drop rate starts the new state's history */
     return 1;
+  }
+  /* Congestion avoidance under a ceiling: it follows the flow up (it may fall to 1/(1 + ceiling_step) of
+   * the gain before it moves, so that a climbing flow does not log a move every window), and nothing
+   * is buffer limited under it. Entering the state uncapped (back from stepping aside), it comes down
+   * to the ceiling. */
+  if (!in_ss && e->p.ca_ceiling_gain > 0) {
+    const double ceiling_step = 0.25;
+    uint64_t top = ceiling_for(e, in);
+    if (e->ceiling ? (double)top > (1.0 + ceiling_step) * (double)e->s : top < e->s) {
+      act(e, a, e->state, SOBAS_WHY_CEILING, 1, top, in->rate_bps, in->rtt_us, in->t_ns);
+      e->ceiling = 1;
+      return 1;
+    }
+    if (e->ceiling) return 0;
   }
   /* Buffer limited: grow S (entering state 2 or 4 from 1 or 3). A growing state
    * whose flow no longer fills S stops growing and waits for flat-rate. */
@@ -755,7 +797,8 @@ static void track_clear(struct sobas_engine *e, const struct sobas_engine_input 
  * After the path's losses: also a backoff with none of them, since a flow that stepped aside before it
  * ever held has no rate to come back to
  * (measured on the 0.25-BDP path beside Poisson UDP: a burst's loss with no queue 1.3 s in, and the
- * flow ran as plain CUBIC for the remaining 60 s). The search runs uncapped until it decides, so a
+ * flow ran as plain CUBIC for the remaining 60 s). The search runs uncapped (a receiver's under a
+ * ceiling it never reaches) until it decides, so a
  * return that finds the competitor or the losses still there costs only the held windows that find
  * them again. A flow on a lossy path keeps seeing losses and stays aside, as the paper has it. */
 static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
@@ -928,6 +971,6 @@ const char *sobas_reason_name(enum sobas_reason r) {
   static const char *const names[] = {"none", "start", "flat-rate", "const-rate-drop", "buffer-limited",
                                       "rate-drop", "congested", "reevaluate", "standing-queue", "competing",
                                       "resume", "lift", "lift-end", "peer-window", "fixed", "bdp", "drs",
-                                      "peer-probe"};
+                                      "peer-probe", "ceiling"};
   return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }

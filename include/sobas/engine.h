@@ -39,6 +39,8 @@ enum sobas_reason {
   SOBAS_WHY_DRS,             /* policy drs: S = 2 x the bytes received per RTT, grown only */
   SOBAS_WHY_PEER_PROBE,      /* not the engine's: sobasd on the sender's host verified the receiver's probe for the flow:
                                 its sobas steers, the sender leaves the flow to it (sobas/steered.h; ring ABI 1.4) */
+  SOBAS_WHY_CEILING,         /* congestion avoidance, searching: S = ca_ceiling_gain x what the flow has in flight, a
+                                ceiling it never reaches, so that a decision holds within a round (ring ABI 1.6) */
 };
 
 /* Every tolerance the paper leaves open, named; defaults and their reasons in docs/engine.md. */
@@ -87,6 +89,9 @@ struct sobas_engine_params {
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
   int64_t lift_backoff_max_ns;
   double lift_share;        /* > 0: after a lift that found nothing, the next waits at least until lifting was this share of the time */
+  double ca_ceiling_gain;   /* > 0: searching in congestion avoidance, S is this many times the most the flow had in
+                               flight (a receiver's offered window, never withdrawn, stays near what the decision
+                               will hold); 0: S_max there */
 };
 
 void sobas_engine_default_params(struct sobas_engine_params *p);
@@ -168,6 +173,7 @@ struct sobas_engine {
   int64_t lift_after_ns;            /* no lift before this */
   int64_t lift_backoff_ns;          /* the current least time between lifts */
   uint32_t siblings_known;          /* the siblings the last window counted */
+  uint8_t ceiling;                  /* S is a search ceiling (ca_ceiling_gain), not a cap the flow fills */
 };
 
 /* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).

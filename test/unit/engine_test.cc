@@ -36,6 +36,7 @@ struct Engine {
     p.s_max = 32u << 20;
     p.headroom = 0;   // the paper's S = R·T exactly; the headroom has its own test
     p.lift_gain = 0;  // held means held; the lift has its own tests
+    p.ca_ceiling_gain = 0;  // congestion avoidance at S_max, as the paper; the ceiling has its own tests
     return p;
   }
   // One 2·RTT window at rate mbps; rtt_us is the RTT now, the base stays 40 ms.
@@ -63,6 +64,12 @@ struct Engine {
     return true;
   }
   const sobas_action &last() const { return acts.back(); }
+  // Slow start to 40 Mb/s, then a window at 20 with 40 out-of-order arrivals: it ended in loss.
+  bool lose_slow_start() {
+    feed(10);
+    feed(40);
+    return feed(20, kRtt, 40);
+  }
   // One window of a decided flow whose offered window is down to S (held), at rate mbps and RTT rtt_us.
   // With rtt_least_us, the probe is active: rtt_us is its echoes' mean, rtt_least_us the least of them.
   bool held(double mbps, uint32_t rtt_us = kRtt, uint32_t rtt_least_us = 0) {
@@ -276,9 +283,7 @@ TEST(Engine, GrowingWithoutQueueKeepsGrowing) {
 // State 1 -> 3: slow start ends in loss before any plateau.
 TEST(Engine, SlowStartRateDropGoesToCongestionAvoidance) {
   Engine g;
-  g.feed(10);
-  g.feed(40);
-  ASSERT_TRUE(g.feed(20, kRtt, 40));
+  ASSERT_TRUE(g.lose_slow_start());
   EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
   EXPECT_EQ(g.last().why, SOBAS_WHY_RATE_DROP);
   EXPECT_FALSE(g.last().set);
@@ -287,9 +292,7 @@ TEST(Engine, SlowStartRateDropGoesToCongestionAvoidance) {
 // State 3 -> 5: five almost-equal rates in congestion avoidance.
 TEST(Engine, CongestionAvoidanceNeedsFiveEqualRates) {
   Engine g;
-  g.feed(10);
-  g.feed(40);
-  g.feed(20, kRtt, 40);  // -> 3, history starts with 20
+  g.lose_slow_start();  // -> 3, history starts with 20
   for (double r : {60.0, 76.0, 77.0, 78.0, 77.5}) EXPECT_FALSE(g.feed(r, 45000)) << r;
   ASSERT_TRUE(g.feed(76.5, 45000));
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
@@ -326,9 +329,7 @@ TEST(Engine, ADropInSlowStartWithNoLossIsAPause) {
 
 TEST(Engine, SlowlyClimbingRateIsNotFlat) {
   Engine g;
-  g.feed(10);
-  g.feed(40);
-  g.feed(20, kRtt, 40);  // -> 3
+  g.lose_slow_start();  // -> 3
   for (double r : {64.0, 65.0, 66.0, 67.0, 68.0, 69.0}) EXPECT_FALSE(g.feed(r, 45000)) << r;
   EXPECT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
 }
@@ -336,9 +337,7 @@ TEST(Engine, SlowlyClimbingRateIsNotFlat) {
 // State 3 -> 5: const-rate-drop, deciding on the rate before the drop.
 TEST(Engine, ConstRateDropDecidesOnTheRateBeforeTheDrop) {
   Engine g;
-  g.feed(10);
-  g.feed(40);
-  g.feed(20, kRtt, 40);  // slow start ended in loss: congestion avoidance
+  g.lose_slow_start();  // slow start ended in loss: congestion avoidance
   g.feed(35);
   g.feed(50);
   g.feed(60);
@@ -470,6 +469,94 @@ TEST(Engine, CongestionAvoidanceSearchesUncappedAfterTheStartCap) {
   ASSERT_TRUE(g.feed(30, kRtt + 5000, 20));
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_CONST_RATE_DROP);
+}
+
+// A receiver searching in congestion avoidance holds S at a ceiling: 3x what the flow has in flight, so
+// that the window autotuning offers (never withdrawn) does not outlast the decision by seconds. It is
+// set at slow start's loss from the window before the loss (the loss's own reads low), follows the flow
+// up, never down, and never holds it: nothing under it is buffer limited, nor does its rise count as S
+// growing under a flat rate. The decision then works as without it.
+sobas_engine_params with_ceiling() {
+  auto p = Engine::defaults();
+  p.ca_ceiling_gain = 3.0;
+  return p;
+}
+
+TEST(Engine, SlowStartsLossSetsACeilingOfThreeTimesInFlight) {
+  Engine g(0, with_ceiling());
+  ASSERT_TRUE(g.lose_slow_start());
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RATE_DROP);
+  ASSERT_TRUE(g.last().set);
+  EXPECT_EQ(g.e.s, 3 * bytes(40 * kMbps, kRtt)) << "from the window before the loss";
+  EXPECT_FALSE(g.feed(30)) << "30 of 40 Mb/s: the ceiling stays";
+  EXPECT_FALSE(g.feed(49)) << "up 22%: within the step";
+  ASSERT_TRUE(g.feed(55, kRtt + 1000));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CEILING);
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  EXPECT_EQ(g.e.s, 3 * bytes(55 * kMbps, kRtt + 1000));
+  EXPECT_FALSE(g.feed(20, kRtt)) << "never down";
+  EXPECT_EQ(g.e.s, 3 * bytes(55 * kMbps, kRtt + 1000));
+}
+
+TEST(Engine, UnderTheCeilingCongestionAvoidanceDecidesAsWithout) {
+  for (double gain : {0.0, 3.0}) {
+    auto p = Engine::defaults();
+    p.ca_ceiling_gain = gain;
+    Engine g(0, p);
+    g.lose_slow_start();
+    std::vector<sobas_action> decisions;
+    for (double r : {30.0, 45.0, 60.0, 76.0, 77.0, 78.0, 77.5, 76.5}) {
+      if (g.feed(r, r > 70 ? 45000 : kRtt) && g.last().why != SOBAS_WHY_CEILING) decisions.push_back(g.last());
+      EXPECT_TRUE(gain == 0 || g.e.state == SOBAS_ST_DECIDED || g.e.ceiling) << r;
+    }
+    ASSERT_EQ(decisions.size(), 1u) << gain;
+    EXPECT_EQ(decisions[0].why, SOBAS_WHY_FLAT_RATE) << gain;
+    EXPECT_NEAR(double(decisions[0].rate_bps), 77.0e6, 1e4) << gain;
+    EXPECT_EQ(g.e.s, bytes(77 * kMbps, kRtt)) << "the decision's S, under the ceiling";
+    EXPECT_FALSE(g.e.ceiling);
+  }
+}
+
+// A plateau reached while the ceiling rose (at its first window), with no queue: the sender is not
+// pushing, so no decision. A cap that grew under a flat rate would have made it one.
+TEST(Engine, ACeilingThatRoseIsNoCapThatGrew) {
+  Engine g(0, with_ceiling());
+  g.lose_slow_start();
+  int moves = 0;
+  for (double r : {45.0, 60.0, 76.0, 77.0, 78.0, 77.5, 76.5, 77.0}) {
+    if (!g.feed(r)) continue;
+    EXPECT_EQ(g.last().why, SOBAS_WHY_CEILING) << r;
+    moves++;
+  }
+  EXPECT_EQ(moves, 2) << "at 60 and 76 Mb/s";
+  EXPECT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
+}
+
+// Back from stepping aside, the search starts at S_max and comes down to the ceiling at its first window.
+TEST(Engine, BackFromAsideTheSearchComesDownToTheCeiling) {
+  Engine g(0, with_ceiling());
+  g.decide(50);
+  g.held_until_action(20, 50, kRtt);
+  g.held_until_action(20, 50.0 * 40 / 70, 70000);
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.e.s, g.p.s_max);
+  int n = 0;
+  while (!g.held(48, 45000) && n < 200) n++;
+  ASSERT_EQ(g.last().why, SOBAS_WHY_RESUME);
+  ASSERT_TRUE(g.feed(45, 45000));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CEILING);
+  EXPECT_EQ(g.e.s, 3 * bytes(45 * kMbps, 45000)) << "the return's window began a new history";
+}
+
+// A pacer's S is a pace: nothing offered to withdraw, so no ceiling; congestion avoidance runs at S_max.
+TEST(Engine, APacerSearchesUnderNoCeiling) {
+  auto p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  Engine g(0, p);
+  ASSERT_TRUE(g.lose_slow_start());
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  EXPECT_EQ(g.e.s, g.p.s_max);
 }
 
 // State 5: held; one loss episode is tolerated however many windows it spans, a second one close

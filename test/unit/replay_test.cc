@@ -46,13 +46,22 @@ std::ostream &operator<<(std::ostream &o, const Decision &d) {
 
 uint64_t num_or(const Fields &f, const char *k, uint64_t dflt) { return f.count(k) ? num(f, k) : dflt; }
 
+// A window fed while congestion avoidance searched under a ceiling: what the flow had in flight, and S.
+struct UnderCeiling {
+  uint64_t flight, s;
+};
+
 // The shim's take_capacity() and steer(): the same inputs from the same log fields, default parameters
 // but no lift: these were recorded before the engine lifted S, and a lift changes the rate the path
-// gives, which a recording cannot answer. The probe's fields are absent from recordings made without it.
-std::vector<Decision> replay(const std::vector<Fields> &log) {
+// gives, which a recording cannot answer. Nor a ceiling in congestion avoidance, unless asked for: they
+// were recorded without one, and the offered windows they logged (which decide when a decision holds)
+// are what no ceiling leaves. The probe's fields are absent from recordings made without it.
+std::vector<Decision> replay(const std::vector<Fields> &log, double ceiling_gain = 0,
+                             std::vector<UnderCeiling> *under = nullptr) {
   sobas_engine_params p;
   sobas_engine_default_params(&p);
   p.lift_gain = 0;
+  p.ca_ceiling_gain = ceiling_gain;
   sobas_engine e{};
   std::vector<Decision> out;
   bool started = false;
@@ -94,6 +103,7 @@ std::vector<Decision> replay(const std::vector<Fields> &log) {
     in.rcv_wnd = (uint32_t)num_or(f, "rcv_wnd", 0);
     in.siblings = (uint32_t)num_or(f, "siblings", 0);
     in.siblings_searching = (uint32_t)num_or(f, "siblings_searching", 0);
+    if (under && e.ceiling) under->push_back({(uint64_t)((double)in.rate_bps * rtt / 8e6), e.s});
     if (sobas_engine_feed(&e, &in, &a)) record(a, f);
   }
   return out;
@@ -159,6 +169,33 @@ TEST(Replay, BackAtTheRateHeldAloneIsHeldAgainAtOnce) {
   EXPECT_EQ(held.to, "decided");
   EXPECT_LE(held.t_ms - resume.t_ms, 1000);
   for (size_t i = 1; i + 2 < got.size(); i++) EXPECT_NE(got[i].to, "decided") << got[i];
+}
+
+// The recordings replayed under the ceiling (3x in flight) a receiver searches with in congestion
+// avoidance: the same decisions, but for the ceiling's own moves and the S that slow start's loss sets,
+// and no window whose flow came near the ceiling it searched under.
+TEST(Replay, TheCeilingNeverHoldsARecordedFlowNorMovesItsDecisions) {
+  sobas_engine_params p;
+  sobas_engine_default_params(&p);
+  int searched = 0;
+  for (const char *name : {"shallow-buffer.log", "one-bdp-buffer.log", "probe-shallow-buffer.log",
+                           "probe-competitor.log", "arrive-leave-no-sobasd.log"}) {
+    auto log = read_log(std::string(SOBAS_TEST_DATA) + "/" + name);
+    std::vector<UnderCeiling> under;
+    auto without = replay(log), with = replay(log, p.ca_ceiling_gain, &under);
+    std::vector<Decision> moves;
+    for (auto d : with) {
+      if (d.why == "ceiling") continue;
+      if (d.why == "rate-drop") d.s = p.s_max;
+      moves.push_back(d);
+    }
+    for (auto &d : without)
+      if (d.why == "rate-drop") d.s = p.s_max;
+    EXPECT_EQ(moves, without) << name;
+    for (const auto &w : under) EXPECT_LE(2 * w.flight, w.s) << name;
+    searched += (int)under.size();
+  }
+  EXPECT_GE(searched, 20) << "windows searched under a ceiling";
 }
 
 }  // namespace

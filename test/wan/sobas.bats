@@ -292,8 +292,10 @@ print(f"pair {i}: plain {plain:.1f} Mb/s, sobas {sobas:.1f} Mb/s ({100 * sobas /
       f"last window state={last['state']} s={last['s']}")
 assert any(to == "congested" for _, _, to, _ in decisions), "never stepped aside"
 # Aside, the flow may search again when its rate comes back (it never does on a lossy path), but
-# that search is uncapped: the window must end released.
-assert last["s"] == "0", "not at S_max at the end"
+# that search is uncapped: the window must end released, or searching under the ceiling congestion
+# avoidance sets (3x what it has in flight, never reached: at least twice it here).
+flight = int(last["rx_bps"]) * int(last["rtt_us"]) / 8e6
+assert last["s"] == "0" or (last["state"] == "cong-avoid" and int(last["s"]) >= 2 * flight), "not at S_max at the end"
 assert sobas >= 0.98 * plain, "goodput below 98% of the plain download"
 PY
   done
@@ -341,7 +343,7 @@ for x in dec:
 # a CI run returned 18 s after its step aside, decided at 35.6 Mb/s where it had made 13-20 aside, and
 # was held for most of the 12 s left, at 123% of its plain pair's goodput). A hold after a return is
 # judged by what it cedes, below: a fault where it keeps the flow under 0.8x its rate aside (the median
-# of its released windows) for long.
+# of its windows aside) for long.
 end = int(wins[-1]["t_ms"])
 holds, start, returned = [], None, False
 for x in dec:
@@ -357,8 +359,8 @@ aside = next((int(x["t_ms"]) for x in dec if x["to"] == "congested"), None)
 if aside is None:
     sys.exit("never stepped aside")
 after = [w for w in wins if int(w["t_ms"]) > aside]
-rate_aside = statistics.median(int(w["rx_bps"]) for w in after if w["s"] == "0")
-capped = [w for w in after if w["s"] != "0"]
+rate_aside = statistics.median(int(w["rx_bps"]) for w in after if w["state"] == "congested")
+capped = [w for w in after if w["state"] == "decided"]  # a search's ceiling caps nothing
 ceded = [w for w in capped if int(w["rx_bps"]) < 0.8 * rate_aside]
 print(f"holds before any return {holds} ms; first aside at {aside} ms, {rate_aside / 1e6:.1f} Mb/s aside; of the {len(after)} "
       f"windows after, {len(capped)} capped, {len(ceded)} of them under 0.8x that rate")
