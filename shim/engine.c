@@ -501,11 +501,11 @@ static uint64_t in_flight_rate(const struct sobas_engine_input *in) {
 
 /* Searching in congestion avoidance, S is a ceiling: ca_ceiling_gain times what the flow has in flight
  * (R·T at the RTT of the window), the more of this window and the one before: the window of a loss
- * reads low while the recovery holds data back. Without one the window autotuning offers is never withdrawn, and a decision
- * holds only once the sender has consumed it: measured beside one CUBIC flow without sobasd, 1.3-2.2 MB
- * offered after slow start's loss where 180-230 KB were in flight, each decision on a share took 0.6-0.9
- * s to hold and 1.0-1.4 s to step aside; on the 0.25-BDP path 5.2 MB offered (17x), drained for 0.8 s
- * after the decision while CUBIC grew past it into a second loss. */
+ * reads low while the recovery holds data back. Without one, the window autotuning offers is never
+ * withdrawn, and a decision holds only once the sender has consumed it: beside one CUBIC flow without
+ * sobasd, 1.3-2.2 MB offered after slow start's loss where 180-230 KB were in flight, and a decision on
+ * the share held 1.0-1.4 s before stepping aside (0.7-1.0 s under the ceiling); on the 0.25-BDP path
+ * 5.2 MB offered (17x), which took 0.8 s to drain after the decision. */
 static uint64_t ceiling_for(const struct sobas_engine *e, const struct sobas_engine_input *in) {
   uint64_t flight = window_bytes(in->rate_bps, in->rtt_us ? in->rtt_us : base_rtt(in));
   if (e->n_rates >= 2) { /* the history holds this window already */
@@ -622,8 +622,9 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
    * 2376 ms in (94.5% of A over the transfer, 98.8% once held). */
   if (in_ss && n >= 2 && dropped(e, r[n - 2], r[n - 1]) && e->loss_age <= 2) {
     /* The start cap 1.2·C'·T belongs to slow start: congestion avoidance searches uncapped (a receiver
-     * under a ceiling it never reaches, ceiling_for), as without C'. Measured: kept, a 0.25-BDP buffer beside 20% cross traffic (A·T + B = 1.02 BDP under a
-     * 1.2-BDP cap) overflowed every CUBIC cycle, and the engine decided late (10 s) or low (82% of A). */
+     * under a ceiling it never reaches, ceiling_for), as without C'. Measured: kept, a 0.25-BDP buffer
+     * beside 20% cross traffic (A·T + B = 1.02 BDP under a 1.2-BDP cap) overflowed every CUBIC cycle,
+     * and the engine decided late (10 s) or low (82% of A). */
     int uncap = e->s < e->p.s_max;
     enum sobas_state to = growing && !uncap ? SOBAS_ST_CA_GROWING : SOBAS_ST_CONG_AVOID;
     if (e->p.ca_ceiling_gain > 0) {
@@ -798,9 +799,8 @@ static void track_clear(struct sobas_engine *e, const struct sobas_engine_input 
  * ever held has no rate to come back to
  * (measured on the 0.25-BDP path beside Poisson UDP: a burst's loss with no queue 1.3 s in, and the
  * flow ran as plain CUBIC for the remaining 60 s). The search runs uncapped (a receiver's under a
- * ceiling it never reaches) until it decides, so a
- * return that finds the competitor or the losses still there costs only the held windows that find
- * them again. A flow on a lossy path keeps seeing losses and stays aside, as the paper has it. */
+ * ceiling it never reaches) until it decides, so a return that finds the competitor or the losses
+ * still there costs only the held windows that find them again. A flow on a lossy path keeps seeing losses and stays aside, as the paper has it. */
 static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   const uint32_t recent = 3;
   if (path_loss_aside(e, in)) e->path_loss_ns = in->t_ns;
