@@ -188,10 +188,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
                int set, uint64_t s, uint64_t rate, uint32_t rtt, int64_t t_ns) {
   *a = (struct sobas_action){.set = (uint8_t)set, .s = s, .from = e->state, .to = to, .why = why,
                              .rate_bps = rate, .rtt_us = rtt};
-  if (set) {
-    e->s = s;
-    e->ceiling = 0;
-  }
+  if (set) e->s = s;
   if (phase(to) != phase(e->state) || why == SOBAS_WHY_REEVALUATE) forget_rates(e);
   if (to != e->state) {
     e->lifting = 0;
@@ -570,7 +567,9 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   double mean;
   if (rates_equal(e, n, need, &mean)) {
     plateau = (uint64_t)mean;
-    int s_grew = !e->ceiling && (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
+    /* Only grow() makes S grow under a plateau's windows (states 2 and 4): a ceiling's rise follows the
+     * flow, it never held it. */
+    int s_grew = growing && (double)e->s >= (1.0 + 2 * e->p.equal_tol) * (double)e->s_at[n - need];
     /* In congestion avoidance: the plateau's median RTT, or its least where the RTT is exact to the µs
      * (a sender's tcpi_rtt, full_least; a receiver's probe echoes). Measured on `shallow` with sobasd:
      * CUBIC regrowing after a slow-start loss, flat at 56 Mb/s of A = 77 with probe RTTs of 41.4-42.9
@@ -625,12 +624,11 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
      * under a ceiling it never reaches, ceiling_for), as without C'. Measured: kept, a 0.25-BDP buffer
      * beside 20% cross traffic (A·T + B = 1.02 BDP under a 1.2-BDP cap) overflowed every CUBIC cycle,
      * and the engine decided late (10 s) or low (82% of A). */
-    int uncap = e->s < e->p.s_max;
-    enum sobas_state to = growing && !uncap ? SOBAS_ST_CA_GROWING : SOBAS_ST_CONG_AVOID;
     if (e->p.ca_ceiling_gain > 0) {
       act(e, a, SOBAS_ST_CONG_AVOID, SOBAS_WHY_RATE_DROP, 1, ceiling_for(e, in), in->rate_bps, in->rtt_us, in->t_ns);
-      e->ceiling = 1;
     } else {
+      int uncap = e->s < e->p.s_max;
+      enum sobas_state to = growing && !uncap ? SOBAS_ST_CA_GROWING : SOBAS_ST_CONG_AVOID;
       act(e, a, to, SOBAS_WHY_RATE_DROP, uncap, uncap ? e->p.s_max : e->s, in->rate_bps, in->rtt_us, in->t_ns);
     }
     push_rate(e, in); /* the post-drop rate starts the new state's history */
@@ -639,16 +637,14 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   /* Congestion avoidance under a ceiling: it follows the flow up (it may fall to 1/(1 + ceiling_step) of
    * the gain before it moves, so that a climbing flow does not log a move every window), and nothing
    * is buffer limited under it. Entering the state uncapped (back from stepping aside), it comes down
-   * to the ceiling. */
-  if (!in_ss && e->p.ca_ceiling_gain > 0) {
+   * to the ceiling. State 3 with S under S_max is under a ceiling: nothing else caps it there. */
+  if (e->state == SOBAS_ST_CONG_AVOID && e->p.ca_ceiling_gain > 0) {
     const double ceiling_step = 0.25;
     uint64_t top = ceiling_for(e, in);
-    if (e->ceiling ? (double)top > (1.0 + ceiling_step) * (double)e->s : top < e->s) {
-      act(e, a, e->state, SOBAS_WHY_CEILING, 1, top, in->rate_bps, in->rtt_us, in->t_ns);
-      e->ceiling = 1;
-      return 1;
-    }
-    if (e->ceiling) return 0;
+    int under = e->s < e->p.s_max;
+    if (under ? (double)top > (1.0 + ceiling_step) * (double)e->s : top < e->s)
+      return act(e, a, e->state, SOBAS_WHY_CEILING, 1, top, in->rate_bps, in->rtt_us, in->t_ns);
+    if (under) return 0;
   }
   /* Buffer limited: grow S (entering state 2 or 4 from 1 or 3). A growing state
    * whose flow no longer fills S stops growing and waits for flat-rate. */

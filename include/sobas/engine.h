@@ -173,7 +173,6 @@ struct sobas_engine {
   int64_t lift_after_ns;            /* no lift before this */
   int64_t lift_backoff_ns;          /* the current least time between lifts */
   uint32_t siblings_known;          /* the siblings the last window counted */
-  uint8_t ceiling;                  /* S is a search ceiling (ca_ceiling_gain), not a cap the flow fills */
 };
 
 /* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).
