@@ -838,12 +838,8 @@ static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, st
  * at saturation, and never below the S before the lift (a host stall in those windows is no reason to
  * hold less). Lifts that find nothing come at doubling intervals. */
 static int lift_due(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t k) {
-  if (e->p.lift_gain <= 0 || !e->held || e->s >= e->p.s_max || in->t_ns < e->lift_after_ns) return 0;
-  /* A sibling's share to take needs only a window with no queue: a flow held on a few Mb/s swings over
-   * 5% a window, which a clean run counts as sunk (measured on `servers`, both ends preloaded: the last
-   * download held 5 Mb/s for 14 s after its siblings ended, never clean, alone on the path). */
-  if (e->lift_boost > 1.0) return e->quiet_run >= 1;
-  return e->held_clean && e->clean_run >= k;
+  return e->p.lift_gain > 0 && e->held && e->held_clean && e->clean_run >= k && in->t_ns >= e->lift_after_ns &&
+         e->s < e->p.s_max;
 }
 
 static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a,
@@ -853,19 +849,11 @@ static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *i
   e->r_before_lift = r_before;
   e->lifting = 1;
   e->lift_at_ns = in->t_ns;
-  uint64_t s = (uint64_t)((1.0 + e->p.lift_gain) * (double)e->s);
-  if (e->lift_boost > 1.0) {
-    /* Siblings' shares are unequal (each decided while the others were at another point of their slow
-     * starts): a boost past what slow start was allowed, 1.2·C'·T, would offer a burst far over A. */
-    uint64_t boosted = (uint64_t)(e->lift_boost * (double)e->s);
-    if (e->cap_bps) {
-      uint64_t start_cap = window_bytes((uint64_t)(e->p.start_gain * (double)e->cap_bps), base);
-      if (boosted > start_cap) boosted = start_cap > s ? start_cap : s;
-    }
-    if (boosted > s) s = boosted;
-    e->lift_boost = 0;
-  }
-  return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT, 1, clamp_s(e, s), r_before, base, in->t_ns);
+  double gain = 1.0 + e->p.lift_gain;
+  if (e->lift_boost > gain) gain = e->lift_boost;
+  e->lift_boost = 0;
+  return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT, 1, clamp_s(e, (uint64_t)(gain * (double)e->s)), r_before, base,
+             in->t_ns);
 }
 
 /* The lift so far found neither room nor a queue, the rate as it was: the sender has not taken the

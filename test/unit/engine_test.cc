@@ -1409,23 +1409,6 @@ TEST(Engine, ASiblingThatLeavesLeavesItsShareToTheNextLift) {
   }
 }
 
-// A flow held on a few Mb/s swings past what a clean hold allows and may never hold clean; its siblings'
-// share is still its to take, at the first window with no queue after one leaves.
-TEST(Engine, ASiblingsShareIsTakenWithoutACleanHold) {
-  sobas_engine_params p = Engine::defaults();
-  p.lift_gain = 0.10;
-  Engine g(0, p);
-  g.siblings = 3;
-  g.decide(5);
-  const double held = double(g.e.s);
-  EXPECT_EQ(g.held_until_action(20, 4.6, kRtt), 21) << "sunk with no queue: neither clean nor a competitor";
-  EXPECT_FALSE(g.e.held_clean);
-  g.siblings = 2;
-  ASSERT_LE(g.held_until_action(3, 4.6, kRtt), 1);
-  EXPECT_EQ(g.last().why, SOBAS_WHY_LIFT);
-  EXPECT_NEAR(double(g.last().s) / held, 4.0 / 3, 0.01);
-}
-
 // What a flow puts on the path board: searching while it looks for the path's rate, until its
 // decision's overshoot has drained, and again while it lifts S; not once held, nor stepped aside.
 TEST(Engine, SearchingLastsUntilTheDecisionIsHeld) {
