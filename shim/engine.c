@@ -84,7 +84,6 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .lift_share = 0.10,      /* a lift lasts ~4 windows, 8 RTTs: 0.3 s at 40 ms, where the 1 s backoff
                                   rules, but 1.2 s at 150 ms, where lifts 1 and 2 s apart were 27% of
                                   the held time, each queueing 0.1·T: RTT+ p50 7.7 ms of the 7.5 bar */
-      .leave_lift = 1,         /* 8 downloads held 1/8 of A each: when one ends, the rest lift 8/7 */
       .ca_ceiling_gain = 3.0,  /* CUBIC grows at most 1.5x a round, 2.25x a 2·RTT window: 3x what is in
                                   flight never holds it, while autotuning offered 4-17x (below) */
   };
@@ -108,7 +107,6 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->ss_queue_frac = 0.25;
   p->full_least = 1;
   p->trim_first = 1;
-  p->leave_lift = 0;
   p->drain_rtts = 6;
   p->ca_ceiling_gain = 0; /* a pace is no offered window: it holds at once */
 }
@@ -425,8 +423,7 @@ static int probe_says_congested(const struct sobas_engine *e, const struct sobas
  * the flow stepped aside for the whole run, RTT+ p50 11.9 ms; no kept `competing` or `congested` run
  * noted its competitor from a lossy window). */
 static void note_foreign_queue(struct sobas_engine *e, const struct sobas_engine_input *in) {
-  /* A sibling's slow start queues too, and is no competitor (see under_share). */
-  if (!in->probe || in->siblings_searching || kernel_losses(in) || e->in_loss ||
+  if (!in->probe || kernel_losses(in) || e->in_loss ||
       !rtt_above(in->rtt_least_us, base_rtt(in), e->p.full_rtt_frac, 2000)) {
     e->queued_run = 0;
     return;
@@ -445,16 +442,9 @@ static int foreign_share(const struct sobas_engine *e, uint64_t rate) {
  * (already when the flow arrived, its queue is in every RTT sample, the base's too, so no queue rule
  * can see it), and the flow's plateau is CUBIC's share beside it. Unresponsive cross traffic that
  * leaves a flow less than share_frac of the path would be held right, but stepping aside there costs
- * only the queue SOBAS would have spared, never goodput; holding a competitor's share costs goodput.
- * The user's own flows on the path (siblings) split it between them: each one's share is of C' over
- * their number, and while any of them is still in its search the split is not settled, their plateaus
- * no share of anyone else's. Measured on `servers` with both ends preloaded (8 curl downloads from
- * nginx, C' = 100 Mb/s): every flow's plateau, 3-25 Mb/s, was under half of C', all 8 stepped aside
- * as `competing` within 2.3 s, and none came back in 166 s, each seeing the others' queue: RTT +33.2
- * ms p50, as plain CUBIC's, against +1.9 ms for the same server preloaded alone. */
-static int under_share(const struct sobas_engine *e, const struct sobas_engine_input *in, uint64_t rate) {
-  return e->cap_bps && !in->siblings_searching &&
-         (double)rate < e->p.share_frac * (double)e->cap_bps / (1.0 + in->siblings);
+ * only the queue SOBAS would have spared, never goodput; holding a competitor's share costs goodput. */
+static int under_share(const struct sobas_engine *e, uint64_t rate) {
+  return e->cap_bps && (double)rate < e->p.share_frac * (double)e->cap_bps;
 }
 
 /* How many windows up to window `end` make a standing queue (or a clean hold): queue_windows, and as
@@ -481,7 +471,7 @@ static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us, uint3
  * aside there and never came back in 60 s). A competitor's share stands as long as its queue does. */
 static int share_stands(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t end) {
   double m;
-  return rates_equal(e, end, queue_span(e, base_rtt(in), end), &m) && under_share(e, in, (uint64_t)m);
+  return rates_equal(e, end, queue_span(e, base_rtt(in), end), &m) && under_share(e, (uint64_t)m);
 }
 
 /* Decides on `rate`, or steps aside instead when it is a competitor's share: in slow start beside its
@@ -492,7 +482,7 @@ static int share_stands(const struct sobas_engine *e, const struct sobas_engine_
 static int decide_or_aside(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in,
                            int in_ss, uint64_t rate, uint32_t end, enum sobas_reason why) {
   if (in_ss && foreign_share(e, rate)) return step_aside(e, a, in, SOBAS_WHY_COMPETING, rate);
-  if (under_share(e, in, rate)) return share_stands(e, in, end) ? step_aside(e, a, in, SOBAS_WHY_COMPETING, rate) : -1;
+  if (under_share(e, rate)) return share_stands(e, in, end) ? step_aside(e, a, in, SOBAS_WHY_COMPETING, rate) : -1;
   return decide(e, a, rate, base_rtt(in), why, in->t_ns);
 }
 
@@ -754,11 +744,8 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
    * stalls) leaves its pace above what the path carries, and the difference queues while the rate
    * sinks, as beside a competitor. Measured: a paced server decided at 92 Mb/s on a link the host froze
    * 4% of the time, then 81-90 Mb/s with 3-9 ms of queue for 1.5 s, stepped aside as "competing". So
-   * the first such queue trims S to the rate the flow got; a competitor's queue stands again. Siblings'
-   * windows, each decided on its share while the others were still in slow start, can together hold
-   * more than A·T, a queue that is theirs: they trim first too (measured on `servers` with both ends
-   * preloaded, 8 curls: +14 ms at 7.7 s, all 8 stepped aside within 60 ms; trimmed, held at +3.4 ms). */
-  if ((e->p.trim_first || in->siblings) && sank && !e->trimmed) {
+   * the first such queue trims S to the rate the flow got; a competitor's queue stands again. */
+  if (e->p.trim_first && sank && !e->trimmed) {
     uint64_t s = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(r, base)));
     if (s < e->s) {
       e->trimmed = 1;
@@ -849,11 +836,8 @@ static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *i
   e->r_before_lift = r_before;
   e->lifting = 1;
   e->lift_at_ns = in->t_ns;
-  double gain = 1.0 + e->p.lift_gain;
-  if (e->lift_boost > gain) gain = e->lift_boost;
-  e->lift_boost = 0;
-  return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT, 1, clamp_s(e, (uint64_t)(gain * (double)e->s)), r_before, base,
-             in->t_ns);
+  return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT, 1, clamp_s(e, (uint64_t)((1.0 + e->p.lift_gain) * e->s)),
+             r_before, base, in->t_ns);
 }
 
 /* The lift so far found neither room nor a queue, the rate as it was: the sender has not taken the
@@ -928,11 +912,6 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
   if (in->siblings < e->siblings_known) {
     e->lift_after_ns = in->t_ns;
     e->lift_backoff_ns = e->p.lift_backoff_ns;
-    /* Its share is the rest's to split, and 10% at a time a receiver holding 1/8 of A takes 22 lifts to
-     * fill the path alone (measured, 8 curls held on their shares: after the first downloads ended the
-     * rest held 27.8 Mb/s of 77). A window lifted unused costs nothing; a pace would queue it. */
-    if (e->p.leave_lift)
-      e->lift_boost = (e->lift_boost > 1.0 ? e->lift_boost : 1.0) * (1.0 + e->siblings_known) / (1.0 + in->siblings);
   }
   e->siblings_known = in->siblings;
   if (e->state == SOBAS_ST_CONGESTED) return aside(e, in, a);

@@ -89,7 +89,6 @@ struct sobas_engine_params {
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
   int64_t lift_backoff_max_ns;
   double lift_share;        /* > 0: after a lift that found nothing, the next waits at least until lifting was this share of the time */
-  uint8_t leave_lift;        /* a sibling that leaves: the next lift takes its share of the path at once (a receiver's window; a pace lifted past A would queue all of it) */
   double ca_ceiling_gain;   /* > 0: searching in congestion avoidance, S is this many times the most the flow had in
                                flight (a receiver's offered window, never withdrawn, stays near what the decision
                                will hold); 0: S_max there */
@@ -174,7 +173,6 @@ struct sobas_engine {
   int64_t lift_after_ns;            /* no lift before this */
   int64_t lift_backoff_ns;          /* the current least time between lifts */
   uint32_t siblings_known;          /* the siblings the last window counted */
-  double lift_boost;                /* > 1: siblings left since the last lift; it lifts S this many times */
 };
 
 /* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).

@@ -1005,35 +1005,6 @@ TEST(Engine, APlateauFarUnderTheCapacityIsAShare) {
   }
 }
 
-// The user's own flows on the path split it: a plateau under half of C' is each one's share of it, no
-// competitor's, while any of them is still searching (the split not settled: every echo meets their
-// slow starts' queue too). Settled, a flow's share is C' over their number: under half of that is a
-// competitor's. Measured on `servers` with both ends preloaded: 8 downloads' plateaus at 3-25 Mb/s of
-// C' = 100 each stepped aside as a competitor's share, and the 8 ran as plain CUBIC (RTT +33 ms).
-TEST(Engine, SiblingsSplitThePathTheirPlateausAreNoCompetitorsShare) {
-  Engine g(100 * kMbps);
-  g.siblings = g.siblings_searching = 7;
-  EXPECT_FALSE(g.feed(3.2, 59600, 0, true, 71000, 58900)) << "every echo in the siblings' queue";
-  EXPECT_FALSE(g.feed(4.8, 62300, 0, true, 64800, 61800));
-  EXPECT_FALSE(g.feed(6.6, 63200, 0, true, 64800, 62800));
-  ASSERT_TRUE(g.feed(6.5, 64900, 0, true, 66000, 63300));
-  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED) << "its share of its own flows' path";
-  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
-
-  for (double plateau : {8.0, 5.0}) {  // over and under half of 100 / 8
-    Engine h(100 * kMbps);
-    h.siblings = 7;
-    h.feed(2);
-    h.feed(4);
-    bool share = plateau < 6.25;
-    bool acted = false;
-    for (int i = 0; i < 10 && !acted; i++) acted = h.feed(plateau, 48000);
-    ASSERT_TRUE(acted) << plateau;
-    EXPECT_EQ(h.last().to, share ? SOBAS_ST_CONGESTED : SOBAS_ST_DECIDED) << plateau;
-    EXPECT_EQ(h.last().why, share ? SOBAS_WHY_COMPETING : SOBAS_WHY_FLAT_RATE) << plateau;
-  }
-}
-
 // A plateau under half of C' that does not stand 300 ms is no share: the host holding the emulator or
 // the receiver makes one for a window or two (measured on a clean 100 Mb/s path: 32.9 Mb/s at 48 ms,
 // 759 ms into slow start, with no queue on the link). Neither decided nor stepped aside from: the flow
@@ -1344,24 +1315,6 @@ TEST(Engine, ASiblingsSearchIsNoCompetitor) {
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
 }
 
-// A receiver's windows decided among siblings can hold more than A·T together, a queue that is theirs:
-// held beside siblings it trims first, as a pacer does; alone, the same queue and sunk rate step it
-// aside at once.
-TEST(Engine, AReceiverAmongSiblingsTrimsFirst) {
-  for (uint32_t siblings : {7u, 0u}) {
-    Engine g;
-    g.siblings = siblings;
-    g.decide(10);
-    ASSERT_EQ(g.held_until_action(20, 10, kRtt), 21);
-    ASSERT_LE(g.held_until_action(20, 7.5, 54000), 6);
-    EXPECT_EQ(g.last().why, siblings ? SOBAS_WHY_STANDING_QUEUE : SOBAS_WHY_COMPETING) << siblings;
-    if (siblings) {
-      ASSERT_LE(g.held_until_action(20, 7, 54000), 6);
-      EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING) << "a queue that stands again";
-    }
-  }
-}
-
 // A sibling that leaves the path frees its share, which only a lift finds: the next lift comes as soon
 // as the flow holds clean again, whatever the lift backoff.
 TEST(Engine, ASiblingThatLeavesIsLookedForAtOnce) {
@@ -1385,28 +1338,6 @@ TEST(Engine, ASiblingThatLeavesIsLookedForAtOnce) {
   const int after_departure = windows_to_next_lift(true), otherwise = windows_to_next_lift(false);
   EXPECT_LE(after_departure, 8) << "held again (2 windows), and a clean run (4)";
   EXPECT_GE(otherwise, after_departure + 4) << "the lift backoff, 1 s: " << otherwise << " windows";
-}
-
-// A sibling that leaves leaves its share to the rest: a receiver's next lift takes it at once (1 of 4
-// left, 4/3 of S), as 8/7, 7/6 ... as downloads end; with leave_lift off (a pacer's) it is lift_gain.
-TEST(Engine, ASiblingThatLeavesLeavesItsShareToTheNextLift) {
-  for (uint8_t leave_lift : {1, 0}) {
-    sobas_engine_params p = Engine::defaults();
-    p.lift_gain = 0.10;
-    p.leave_lift = leave_lift;
-    Engine g(0, p);
-    g.siblings = 3;
-    g.decide(30);
-    g.on_path_until_lift(30);
-    while (g.count(SOBAS_WHY_LIFT_END) == 0 && g.t < 10'000'000'000) g.on_path(30);
-    const double held = double(g.e.s);
-    const int lifts = g.count(SOBAS_WHY_LIFT);
-    g.siblings = 2;
-    for (int n = 0; g.count(SOBAS_WHY_LIFT) == lifts && n < 100; n++) g.on_path(30);
-    ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT);
-    EXPECT_NEAR(double(g.last().s) / held, leave_lift ? 4.0 / 3 : 1.10, 0.01);
-    EXPECT_EQ(g.e.lift_boost, 0) << "spent";
-  }
 }
 
 // What a flow puts on the path board: searching while it looks for the path's rate, until its
