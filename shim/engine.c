@@ -792,11 +792,11 @@ static void track_clear(struct sobas_engine *e, const struct sobas_engine_input 
  * backoff. After a competitor's queue: the rate back to resume_frac of what the flow held alone or,
  * never held alone, resume_jump above its share with the queue gone for resume_clear_ns (track_clear).
  * After the path's losses: also a backoff with none of them, since a flow that stepped aside before it
- * ever held has no rate to come back to
- * (measured on the 0.25-BDP path beside Poisson UDP: a burst's loss with no queue 1.3 s in, and the
- * flow ran as plain CUBIC for the remaining 60 s). The search runs uncapped (a receiver's under a
- * ceiling it never reaches) until it decides, so a return that finds the competitor or the losses
- * still there costs only the held windows that find them again. A flow on a lossy path keeps seeing losses and stays aside, as the paper has it. */
+ * ever held has no rate to come back to (measured on the 0.25-BDP path beside Poisson UDP: a burst's
+ * loss with no queue 1.3 s in, and the flow ran as plain CUBIC for the remaining 60 s). The search runs
+ * uncapped (a receiver's under a ceiling it never reaches) until it decides, so a return that finds the
+ * competitor or the losses still there costs only the held windows that find them again. A flow on a
+ * lossy path keeps seeing losses and stays aside, as the paper has it. */
 static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   const uint32_t recent = 3;
   if (path_loss_aside(e, in)) e->path_loss_ns = in->t_ns;

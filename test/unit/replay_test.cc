@@ -103,7 +103,8 @@ std::vector<Decision> replay(const std::vector<Fields> &log, double ceiling_gain
     in.rcv_wnd = (uint32_t)num_or(f, "rcv_wnd", 0);
     in.siblings = (uint32_t)num_or(f, "siblings", 0);
     in.siblings_searching = (uint32_t)num_or(f, "siblings_searching", 0);
-    if (under && e.state == SOBAS_ST_CONG_AVOID && e.s < p.s_max) under->push_back({(uint64_t)((double)in.rate_bps * rtt / 8e6), e.s});
+    const bool ceiling = e.state == SOBAS_ST_CONG_AVOID && e.s < p.s_max;  // nothing else caps S in state 3
+    if (under && ceiling) under->push_back({(uint64_t)((double)in.rate_bps * rtt / 8e6), e.s});
     if (sobas_engine_feed(&e, &in, &a)) record(a, f);
   }
   return out;
