@@ -1,4 +1,4 @@
-// sobasd.cc — the side-probe responder a data-sending host runs: echoes verified receivers' probes and sends them packet trains, and answers nobody else.
+// sobasd.cc — the side-probe responder a data-sending host runs: echoes verified receivers' probes and sends them packet trains, tells them when the flow's own sender steers it, and answers nobody else.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -15,12 +15,14 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,6 +90,7 @@ struct Counters {
   uint64_t malformed[SOBAS_PROBE_N_ERRORS] = {};
   uint64_t unexpected_type = 0, not_local = 0, unverified = 0, verify_budget = 0, echo_limited = 0,
            train_limited = 0, table_full = 0, steered_full = 0, netlink_queries = 0, netlink_errors = 0, cache_hits = 0;
+  uint64_t leads = 0, lead_refused = 0;
 };
 
 // A token bucket: `rate` tokens per second, at most `burst` saved.
@@ -158,8 +161,9 @@ class SockDiag {
     if (fd_ >= 0) close(fd_);
   }
   bool ok() const { return fd_ >= 0; }
-  // 1 established, 0 no such connection, -1 the lookup failed.
-  int established(uint8_t family, const uint8_t local[16], uint16_t lport, const uint8_t peer[16], uint16_t pport) {
+  // 1 established, 0 no such connection, -1 the lookup failed. *uid: the socket's owner, when 1.
+  int established(uint8_t family, const uint8_t local[16], uint16_t lport, const uint8_t peer[16], uint16_t pport,
+                  uint32_t *uid = nullptr) {
     struct {
       nlmsghdr nlh;
       inet_diag_req_v2 r;
@@ -195,7 +199,9 @@ class SockDiag {
         if (m->idiag_state != TCP_ESTABLISHED || m->id.idiag_dport != htons(pport) ||
             m->id.idiag_sport != htons(lport))
           return 0;
-        return same_peer(m, family, peer) ? 1 : 0;
+        if (!same_peer(m, family, peer)) return 0;
+        if (uid) *uid = m->idiag_uid;
+        return 1;
       }
     }
   }
@@ -293,7 +299,34 @@ struct Flow {
   Bucket echo;
   int64_t last_train = 0;
   int64_t last_seen = 0;
+  int64_t lead_until = 0;  // its sender's sobas steers it: echoes say so until then
 };
+
+// A sender's LEAD holds this long. The sender repeats it every 0.5 s while the receiver's probe still
+// reaches us (shim/track.c, lead_or_yield): a receiver that stood down stops probing, and the word lapses.
+constexpr int64_t kLeadHoldNs = 2000000000LL;
+
+// The abstract unix socket preloaded senders on this host tell "I steer this flow" on (sobas/probe.h,
+// LEAD). Abstract: one per network namespace, like the flows it names, and no file to own or clean.
+// SO_PASSCRED: every datagram comes with its sender's credentials, checked against the TCP socket's
+// owner, so no one can stand down the receivers of another user's flows.
+int open_lead_socket() {
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return -1;
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path + 1, SOBAS_LEAD_SOCKET, sizeof SOBAS_LEAD_SOCKET - 1);
+  int one = 1;
+  socklen_t len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + sizeof SOBAS_LEAD_SOCKET - 1);
+  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) != 0 ||
+      bind(fd, reinterpret_cast<sockaddr *>(&a), len) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
 
 struct TrainJob {
   int fd;
@@ -340,6 +373,13 @@ class Responder {
 
   bool diag_ok() const { return diag_.ok(); }
   void publish_steered() { steered_.open(); }
+  // Without the lead socket (another sobasd here has it) senders stand aside as before: the receiver steers.
+  void listen_leads() {
+    lead_fd_ = open_lead_socket();
+    if (lead_fd_ < 0)
+      say(LOG_WARNING, "no lead socket (@%s: %s): preloaded senders here leave their flows to sobas receivers",
+          SOBAS_LEAD_SOCKET, std::strerror(errno));
+  }
 
   void run() {
     say(LOG_INFO, "answering on UDP port %u (%zu socket%s)", o_.port, fds_.size(), fds_.size() == 1 ? "" : "s");
@@ -357,11 +397,15 @@ class Responder {
       for (const auto &j : jobs_) wait = std::min(wait, std::max<int64_t>(0, j.due - now));
       std::vector<pollfd> p;
       for (int fd : fds_) p.push_back({fd, POLLIN, 0});
+      if (lead_fd_ >= 0) p.push_back({lead_fd_, POLLIN, 0});
       timespec ts{wait / 1000000000, wait % 1000000000};
       // Signals are blocked except inside ppoll: a SIGTERM ends the wait, never a half-done reply.
       if (ppoll(p.data(), p.size(), &ts, &run_mask) < 0) continue;
       for (size_t i = 0; i < p.size(); i++)
-        if (p[i].revents & POLLIN) receive(p[i].fd);
+        if (p[i].revents & POLLIN) {
+          if (p[i].fd == lead_fd_) receive_leads();
+          else receive(p[i].fd);
+        }
     }
     dump();
   }
@@ -415,11 +459,12 @@ class Responder {
     return fd;
   }
 
-  void refuse(const char *cls, uint64_t &counter, const Peer &p) {
+  void refuse(const char *cls, uint64_t &counter, const Peer &p) { refuse(cls, counter, addr_text(p.addr)); }
+  void refuse(const char *cls, uint64_t &counter, const std::string &from) {
     counter++;
     auto &r = refusals_[cls];
     r.count++;
-    r.last = addr_text(p.addr);
+    r.last = from;
   }
 
   // Every second: forget flows idle for a minute, and refusals as soon as their answer expires (a flood
@@ -552,6 +597,55 @@ class Responder {
     else train_request(fd, p, m, f, now);
   }
 
+  // LEADs from preloaded senders here. Each names a flow a receiver's probe made us verify, and comes
+  // from that flow's socket's owner (or root); then its echoes carry SOBAS_PROBE_F_SENDER_LEADS.
+  void receive_leads() {
+    for (int i = 0; i < 256; i++) {
+      alignas(8) uint8_t buf[SOBAS_PROBE_LEN + 1];
+      alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(ucred))];
+      iovec iov{buf, sizeof buf};
+      msghdr mh{};
+      mh.msg_iov = &iov;
+      mh.msg_iovlen = 1;
+      mh.msg_control = ctl;
+      mh.msg_controllen = sizeof ctl;
+      ssize_t n = recvmsg(lead_fd_, &mh, MSG_DONTWAIT);
+      if (n < 0) return;
+      c_.rx++;
+      const ucred *cr = nullptr;
+      for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len == CMSG_LEN(sizeof(ucred)))
+          cr = reinterpret_cast<const ucred *>(CMSG_DATA(c));
+      std::string from = cr ? "pid " + std::to_string(cr->pid) + " uid " + std::to_string(cr->uid) : "a local sender";
+      sobas_probe_msg m;
+      int err = sobas_probe_decode(buf, size_t(n), &m);
+      if (err != SOBAS_PROBE_OK || !cr || m.type != SOBAS_MSG_LEAD) {
+        refuse("lead-malformed", c_.lead_refused, from);
+        continue;
+      }
+      int64_t now = now_ns();
+      auto it = flows_.find(flow_key(m.flow));
+      if (it == flows_.end() || !it->second.verified) {
+        refuse("lead-unprobed", c_.lead_refused, from);
+        continue;
+      }
+      if (!verify_budget_.take(o_.verify_rate, o_.verify_rate / 4.0 + 1, now)) {
+        refuse("verify-budget", c_.verify_budget, from);
+        continue;
+      }
+      c_.netlink_queries++;
+      uint32_t owner = 0;
+      int r = diag_.established(m.flow.family, m.flow.snd_addr, m.flow.snd_port, m.flow.rcv_addr, m.flow.rcv_port, &owner);
+      if (r < 0) c_.netlink_errors++;
+      if (r != 1 || (cr->uid != 0 && cr->uid != owner)) {
+        refuse("lead-not-owner", c_.lead_refused, from);
+        continue;
+      }
+      it->second.lead_until = now + kLeadHoldNs;
+      c_.leads++;
+    }
+  }
+
   void lookup(Flow &f, const sobas_probe_flow &fl, int64_t now) {
     c_.netlink_queries++;
     int r = diag_.established(fl.family, fl.snd_addr, fl.snd_port, fl.rcv_addr, fl.rcv_port);
@@ -566,6 +660,7 @@ class Responder {
       return;
     }
     m.type = SOBAS_MSG_ECHO;
+    m.flags = now < f.lead_until ? SOBAS_PROBE_F_SENDER_LEADS : 0;
     m.rsp_seq = f.rsp_seq++;
     uint8_t out[SOBAS_PROBE_LEN];
     int len = sobas_probe_encode(&m, out, sizeof out);  // the same 100 bytes as the probe
@@ -695,6 +790,9 @@ class Responder {
     j["netlink_queries"] = c_.netlink_queries;
     j["netlink_errors"] = c_.netlink_errors;
     j["cache_hits"] = c_.cache_hits;
+    j["lead_socket"] = lead_fd_ >= 0;
+    j["leads"] = c_.leads;
+    j["lead_refused"] = c_.lead_refused;
     j["flows"] = flows_.size();
     return j.dump();
   }
@@ -713,6 +811,7 @@ class Responder {
 
   const Options &o_;
   std::vector<int> fds_;
+  int lead_fd_ = -1;
   SockDiag diag_;
   SteeredTable steered_;
   std::unordered_map<std::string, Flow> flows_;
@@ -858,6 +957,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   r.publish_steered();  // before the drop: the senders trust a file only its owner or root can shrink
+  r.listen_leads();
   if (drop_privileges(o.user) != 0) return 1;
   r.run();
   return 0;

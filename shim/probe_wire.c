@@ -28,7 +28,8 @@ static int all_zero(const uint8_t *p, size_t n) {
 /* The rules both directions share, on the decoded form: the encoder refuses what the decoder would. */
 static int check(const struct sobas_probe_msg *m, size_t len) {
   const struct sobas_probe_flow *f = &m->flow;
-  if (m->type < SOBAS_MSG_PROBE || m->type > SOBAS_MSG_TRAIN) return SOBAS_PROBE_E_TYPE;
+  if (m->type < SOBAS_MSG_PROBE || m->type > SOBAS_MSG_LEAD) return SOBAS_PROBE_E_TYPE;
+  if (m->flags & ~(m->type == SOBAS_MSG_ECHO ? SOBAS_PROBE_F_SENDER_LEADS : 0)) return SOBAS_PROBE_E_RESERVED;
   if (f->family != 4 && f->family != 6) return SOBAS_PROBE_E_FAMILY;
   if (f->family == 4 && (!all_zero(f->rcv_addr + 4, 12) || !all_zero(f->snd_addr + 4, 12)))
     return SOBAS_PROBE_E_FAMILY;
@@ -39,6 +40,11 @@ static int check(const struct sobas_probe_msg *m, size_t len) {
     if (len != SOBAS_PROBE_LEN) return SOBAS_PROBE_E_LENGTH;
     if (m->type == SOBAS_MSG_PROBE && m->rsp_seq) return SOBAS_PROBE_E_RESERVED;
     if (m->trains || m->train_len || m->count || m->pkt_size) return SOBAS_PROBE_E_RESERVED;
+    return SOBAS_PROBE_OK;
+  case SOBAS_MSG_LEAD:
+    if (len != SOBAS_PROBE_LEN) return SOBAS_PROBE_E_LENGTH;
+    if (m->nonce || m->seq || m->ts || m->rsp_seq || m->trains || m->train_len || m->count || m->pkt_size)
+      return SOBAS_PROBE_E_RESERVED;
     return SOBAS_PROBE_OK;
   case SOBAS_MSG_TRAIN_REQ:
     if (len != SOBAS_PROBE_LEN) return SOBAS_PROBE_E_LENGTH;
@@ -68,6 +74,7 @@ int sobas_probe_encode(const struct sobas_probe_msg *m, uint8_t *buf, size_t cap
   buf[2] = SOBAS_PROBE_VERSION;
   buf[3] = m->type;
   buf[4] = m->flow.family;
+  buf[5] = m->flags;
   put16(buf + 6, (uint16_t)len);
   put16(buf + 8, m->flow.rcv_port);
   put16(buf + 10, m->flow.snd_port);
@@ -75,7 +82,7 @@ int sobas_probe_encode(const struct sobas_probe_msg *m, uint8_t *buf, size_t cap
   memcpy(buf + 28, m->flow.snd_addr, 16);
   put32(buf + 44, m->nonce);
   put32(buf + 48, m->seq);
-  if (m->type == SOBAS_MSG_PROBE || m->type == SOBAS_MSG_ECHO) {
+  if (m->type == SOBAS_MSG_PROBE || m->type == SOBAS_MSG_ECHO || m->type == SOBAS_MSG_LEAD) {
     put64(buf + 52, m->ts);
   } else {
     buf[52] = m->trains;
@@ -91,10 +98,10 @@ int sobas_probe_decode(const uint8_t *buf, size_t len, struct sobas_probe_msg *m
   if (len < SOBAS_PROBE_HDR_LEN) return SOBAS_PROBE_E_SHORT;
   if (buf[0] != 'S' || buf[1] != 'B') return SOBAS_PROBE_E_MAGIC;
   if (buf[2] != SOBAS_PROBE_VERSION) return SOBAS_PROBE_E_VERSION;
-  if (buf[5] != 0) return SOBAS_PROBE_E_RESERVED;
-  if (buf[3] < SOBAS_MSG_PROBE || buf[3] > SOBAS_MSG_TRAIN) return SOBAS_PROBE_E_TYPE;
+  if (buf[3] < SOBAS_MSG_PROBE || buf[3] > SOBAS_MSG_LEAD) return SOBAS_PROBE_E_TYPE;
   if (get16(buf + 6) != len) return SOBAS_PROBE_E_LENGTH;
   m->type = buf[3];
+  m->flags = buf[5];
   m->flow.family = buf[4];
   m->flow.rcv_port = get16(buf + 8);
   m->flow.snd_port = get16(buf + 10);
@@ -102,7 +109,7 @@ int sobas_probe_decode(const uint8_t *buf, size_t len, struct sobas_probe_msg *m
   memcpy(m->flow.snd_addr, buf + 28, 16);
   m->nonce = get32(buf + 44);
   m->seq = get32(buf + 48);
-  if (m->type == SOBAS_MSG_PROBE || m->type == SOBAS_MSG_ECHO) {
+  if (m->type == SOBAS_MSG_PROBE || m->type == SOBAS_MSG_ECHO || m->type == SOBAS_MSG_LEAD) {
     m->ts = get64(buf + 52);
   } else {
     if (buf[53] != 0 || buf[58] != 0 || buf[59] != 0) {

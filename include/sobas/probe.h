@@ -1,4 +1,4 @@
-/* sobas/probe.h — the UDP side probe's wire format (receiver's shim ⇄ the sender host's sobasd) and its strict codec. */
+/* sobas/probe.h — the side probe's wire format (receiver's shim ⇄ the sender host's sobasd, and a preloaded sender ⇄ its own host's sobasd) and its strict codec. */
 #ifndef SOBAS_PROBE_H
 #define SOBAS_PROBE_H
 
@@ -16,7 +16,7 @@ extern "C" {
  *    2   1  version (SOBAS_PROBE_VERSION)
  *    3   1  type (enum sobas_msg_type)
  *    4   1  family: 4 or 6
- *    5   1  flags: 0 (reserved)
+ *    5   1  flags: ECHO may carry SOBAS_PROBE_F_SENDER_LEADS; 0 in every other type
  *    6   2  length: the whole datagram, bytes
  *    8   2  rcv_port   } the TCP flow the message is about, as the receiver sees it:
  *   10   2  snd_port   } rcv = the receiver's own end, snd = the data sender's (sobasd's host);
@@ -24,14 +24,20 @@ extern "C" {
  *   28  16  snd_addr   }
  *   44   4  nonce: the receiver's random token for this flow, echoed in every reply
  *   48   4  seq: PROBE/ECHO the receiver's probe sequence; TRAIN_REQ/TRAIN the request id
- *   52   8  PROBE/ECHO: ts, the receiver's send time (ns, its own clock), echoed
+ *   52   8  PROBE/ECHO: ts, the receiver's send time (ns, its own clock), echoed; LEAD: 0
  *       8  TRAIN_REQ: trains (1), 0 (1), train_len (2), pkt_size (2), 0 (2)
  *       8  TRAIN:     train (1), 0 (1), index (2), count (2), 0 (2)
  *   60   4  ECHO: rsp_seq, sobasd's own per-flow echo sequence (gaps = forward-path loss); else 0
  *   64   -  zero padding up to `length`
  *
- * PROBE, ECHO and TRAIN_REQ are exactly SOBAS_PROBE_LEN bytes (the paper's 100-byte probe): an echo is
- * never larger than the probe it answers. A TRAIN packet is `pkt_size` bytes of UDP payload. */
+ * PROBE, ECHO, TRAIN_REQ and LEAD are exactly SOBAS_PROBE_LEN bytes (the paper's 100-byte probe): an echo
+ * is never larger than the probe it answers. A TRAIN packet is `pkt_size` bytes of UDP payload.
+ *
+ * LEAD never leaves the host: a preloaded sender tells its own host's sobasd, over the abstract unix
+ * socket SOBAS_LEAD_SOCKET (one per network namespace, as the 4-tuples are), that it steers the flow a
+ * receiver's probe named; sobasd checks the sender's credentials against the socket's owner and then
+ * sets SOBAS_PROBE_F_SENDER_LEADS in that flow's echoes, and the receiver's sobas stands down
+ * (docs/design.md, "When both ends run sobas"). nonce and seq are 0. */
 #define SOBAS_PROBE_VERSION 1
 #define SOBAS_PROBE_LEN 100
 #define SOBAS_PROBE_HDR_LEN 64
@@ -40,12 +46,15 @@ extern "C" {
 #define SOBAS_TRAIN_MAX_LEN 64       /* packets per train */
 #define SOBAS_TRAIN_MIN_SIZE SOBAS_PROBE_HDR_LEN
 #define SOBAS_TRAIN_MAX_SIZE 1472    /* UDP payload of a 1500-byte IPv4 packet */
+#define SOBAS_LEAD_SOCKET "sobasd.lead" /* abstract AF_UNIX name (a leading NUL) sobasd takes LEAD on */
+#define SOBAS_PROBE_F_SENDER_LEADS 0x01 /* ECHO: the flow's sender runs sobas and steers it */
 
 enum sobas_msg_type {
   SOBAS_MSG_PROBE = 1,     /* receiver → sobasd, every 10 ms */
   SOBAS_MSG_ECHO = 2,      /* sobasd → receiver: the probe back, with rsp_seq */
   SOBAS_MSG_TRAIN_REQ = 3, /* receiver → sobasd: send me packet trains */
   SOBAS_MSG_TRAIN = 4,     /* sobasd → receiver: one packet of a train */
+  SOBAS_MSG_LEAD = 5,      /* a preloaded sender → its own host's sobasd: I steer this flow */
 };
 
 struct sobas_probe_flow {
@@ -57,6 +66,7 @@ struct sobas_probe_flow {
 /* One decoded message. Fields a type does not carry are 0. */
 struct sobas_probe_msg {
   uint8_t type;
+  uint8_t flags; /* ECHO: SOBAS_PROBE_F_SENDER_LEADS or 0; other types 0 */
   struct sobas_probe_flow flow;
   uint32_t nonce;
   uint32_t seq;
@@ -77,7 +87,7 @@ enum sobas_probe_err {
   SOBAS_PROBE_E_TYPE = -4,     /* unknown message type */
   SOBAS_PROBE_E_LENGTH = -5,   /* length field ≠ datagram, or wrong for the type */
   SOBAS_PROBE_E_FAMILY = -6,   /* family not 4 or 6, or IPv4 address with bytes past the 4th */
-  SOBAS_PROBE_E_RESERVED = -7, /* a reserved byte or the padding is not 0 */
+  SOBAS_PROBE_E_RESERVED = -7, /* a reserved byte, an unknown flag or the padding is not 0 */
   SOBAS_PROBE_E_RANGE = -8,    /* a field out of its range (port 0, train index ≥ count, ...) */
 };
 #define SOBAS_PROBE_N_ERRORS 9

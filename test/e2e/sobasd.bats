@@ -52,6 +52,53 @@ PY
   check "$output"
 }
 
+# A preloaded sender tells its host's sobasd that it steers a flow (LEAD, over the abstract unix socket
+# @sobasd.lead); sobasd's echoes for that flow then carry SOBAS_PROBE_F_SENDER_LEADS and the receiver's
+# sobas stands down. So a LEAD counts only from the TCP socket's owner (or root), and only for a flow a
+# receiver's probe made sobasd verify. Here over loopback in the server's namespace: the server and its
+# connections are root's; a LEAD from nobody, or one before any probe, leaves the echoes unflagged.
+@test "sobasd takes a LEAD only from the flow's owner or root, after a probe, and then flags that flow's echoes" {
+  run in_srv python3 - "$REPO/test/wan" <<'PY'
+import socket, subprocess, sys, time
+sys.path.insert(0, sys.argv[1])
+from probe_client import encode, PROBE, ECHO
+LEAD = 5
+server = ("127.0.0.1", 9521)
+udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+udp.bind(("127.0.0.1", 0))
+udp.settimeout(1.0)
+def flow():
+    c = socket.create_connection(("127.0.0.1", 8080))
+    return c, ("127.0.0.1", c.getsockname()[1], "127.0.0.1", 8080)
+def echo_flags(f, seq):
+    udp.sendto(encode(PROBE, f, 7, seq, ts=time.monotonic_ns()), server)
+    data = udp.recv(256)
+    assert data[3] == ECHO and len(data) == 100, data[:8]
+    return data[5]
+def lead(f, user):
+    # A process of its own, so the kernel's credentials on the datagram are that user's.
+    code = ("import socket, sys; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); "
+            "s.sendto(bytes.fromhex(sys.argv[1]), b'\\0sobasd.lead')")
+    who = [] if user == "root" else ["setpriv", "--reuid", user, "--regid", "nogroup", "--clear-groups"]
+    subprocess.run(who + ["python3", "-c", code, encode(LEAD, f, 0, 0).hex()], check=True)
+    time.sleep(0.1)
+(c1, f1), (c2, f2) = flow(), flow()
+seen = {"first probe": echo_flags(f1, 1)}
+lead(f1, "nobody")
+seen["after nobody's LEAD"] = echo_flags(f1, 2)
+lead(f2, "root")
+seen["LEAD before any probe"] = echo_flags(f2, 1)
+lead(f1, "root")
+seen["after root's LEAD"] = echo_flags(f1, 3)
+seen["the other flow"] = echo_flags(f2, 2)
+print(seen)
+assert seen == {"first probe": 0, "after nobody's LEAD": 0, "LEAD before any probe": 0,
+                "after root's LEAD": 1, "the other flow": 0}, seen
+PY
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
 # A hang-up is no reason to stop: SIGHUP writes the counters, as SIGUSR1 does, and sobasd goes on;
 # SIGTERM ends it with status 0 and the counters written once more.
 @test "sobasd: SIGHUP writes its counters and it keeps answering; SIGTERM ends it cleanly" {

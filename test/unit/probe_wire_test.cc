@@ -36,6 +36,15 @@ sobas_probe_msg train_req() {
   return m;
 }
 
+// What a preloaded sender tells its own host's sobasd: the flow only.
+sobas_probe_msg lead() {
+  sobas_probe_msg m = probe4();
+  m.type = SOBAS_MSG_LEAD;
+  m.nonce = m.seq = 0;
+  m.ts = 0;
+  return m;
+}
+
 sobas_probe_msg train_pkt() {
   sobas_probe_msg m = train_req();
   m.type = SOBAS_MSG_TRAIN;
@@ -62,6 +71,7 @@ int decode(const std::vector<uint8_t> &b, sobas_probe_msg *m = nullptr) {
 void expect_same(const sobas_probe_msg &a, const sobas_probe_msg &b) {
   EXPECT_EQ(std::memcmp(&a.flow, &b.flow, sizeof a.flow), 0);
   EXPECT_EQ(a.type, b.type);
+  EXPECT_EQ(a.flags, b.flags);
   EXPECT_EQ(a.nonce, b.nonce);
   EXPECT_EQ(a.seq, b.seq);
   EXPECT_EQ(a.ts, b.ts);
@@ -76,10 +86,12 @@ TEST(ProbeWire, EveryTypeRoundTrips) {
   sobas_probe_msg echo = probe4();
   echo.type = SOBAS_MSG_ECHO;
   echo.rsp_seq = 0xfffffffe;
+  sobas_probe_msg leads = echo;
+  leads.flags = SOBAS_PROBE_F_SENDER_LEADS;
   sobas_probe_msg v6 = probe4();
   v6.flow.family = 6;
   for (int i = 0; i < 16; i++) v6.flow.rcv_addr[i] = uint8_t(0x20 + i), v6.flow.snd_addr[i] = uint8_t(0x40 + i);
-  for (const auto &m : {probe4(), echo, train_req(), train_pkt(), v6}) {
+  for (const auto &m : {probe4(), echo, leads, train_req(), train_pkt(), lead(), v6}) {
     auto b = encode(m);
     EXPECT_EQ(b.size(), m.type == SOBAS_MSG_TRAIN ? 1460u : size_t(SOBAS_PROBE_LEN));
     sobas_probe_msg d;
@@ -120,11 +132,17 @@ TEST(ProbeWire, RejectsEveryMalformedField) {
       {"version 2", probe4, [](std::vector<uint8_t> &b) { b[2] = 2; }, SOBAS_PROBE_E_VERSION},
       {"version 0", probe4, [](std::vector<uint8_t> &b) { b[2] = 0; }, SOBAS_PROBE_E_VERSION},
       {"type 0", probe4, [](std::vector<uint8_t> &b) { b[3] = 0; }, SOBAS_PROBE_E_TYPE},
-      {"type 5", probe4, [](std::vector<uint8_t> &b) { b[3] = 5; }, SOBAS_PROBE_E_TYPE},
+      {"type 6", probe4, [](std::vector<uint8_t> &b) { b[3] = 6; }, SOBAS_PROBE_E_TYPE},
       {"family 5", probe4, [](std::vector<uint8_t> &b) { b[4] = 5; }, SOBAS_PROBE_E_FAMILY},
       {"v4 rcv high bytes", probe4, [](std::vector<uint8_t> &b) { b[20] = 1; }, SOBAS_PROBE_E_FAMILY},
       {"v4 snd high bytes", probe4, [](std::vector<uint8_t> &b) { b[43] = 1; }, SOBAS_PROBE_E_FAMILY},
       {"flags", probe4, [](std::vector<uint8_t> &b) { b[5] = 1; }, SOBAS_PROBE_E_RESERVED},
+      {"echo's unknown flag", [] { auto m = probe4(); m.type = SOBAS_MSG_ECHO; return m; },
+       [](std::vector<uint8_t> &b) { b[5] = 2; }, SOBAS_PROBE_E_RESERVED},
+      {"lead with flags", lead, [](std::vector<uint8_t> &b) { b[5] = 1; }, SOBAS_PROBE_E_RESERVED},
+      {"lead with a nonce", lead, [](std::vector<uint8_t> &b) { b[47] = 1; }, SOBAS_PROBE_E_RESERVED},
+      {"lead with ts", lead, [](std::vector<uint8_t> &b) { b[59] = 1; }, SOBAS_PROBE_E_RESERVED},
+      {"lead short", lead, [](std::vector<uint8_t> &b) { b.resize(99); b[7] = 99; }, SOBAS_PROBE_E_LENGTH},
       {"length field", probe4, [](std::vector<uint8_t> &b) { b[7] = 99; }, SOBAS_PROBE_E_LENGTH},
       {"datagram longer", probe4, [](std::vector<uint8_t> &b) { b.push_back(0); }, SOBAS_PROBE_E_LENGTH},
       {"probe 101 bytes both", probe4, [](std::vector<uint8_t> &b) { b.push_back(0); b[7] = 101; }, SOBAS_PROBE_E_LENGTH},
