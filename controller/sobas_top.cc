@@ -89,7 +89,8 @@ std::string limit_of(const sobas_ring_record &r) {
     case SOBAS_LIMIT_SNDBUF: return "send buffer";
     case SOBAS_LIMIT_PATH: return "path (cwnd)" + beside;
     case SOBAS_LIMIT_RCV_WINDOW: return "receive window";
-    case SOBAS_LIMIT_SENDER_OR_PATH: return "sender or path" + beside;
+    case SOBAS_LIMIT_SENDER_OR_PATH:
+      return r.why == SOBAS_WHY_PEER_SENDER ? "sender (its sobas steers)" : "sender or path" + beside;
     case SOBAS_LIMIT_SOBAS:
       return std::string(r.lever == 4 ? "pacing S/T" : "window S") + " (" + sobas_policy_name(sobas_policy(r.policy)) +
              (r.why == SOBAS_WHY_LIFT ? "), lifted to look" : ")");

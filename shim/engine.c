@@ -967,6 +967,6 @@ const char *sobas_reason_name(enum sobas_reason r) {
   static const char *const names[] = {"none", "start", "flat-rate", "const-rate-drop", "buffer-limited",
                                       "rate-drop", "congested", "reevaluate", "standing-queue", "competing",
                                       "resume", "lift", "lift-end", "peer-window", "fixed", "bdp", "drs",
-                                      "peer-probe", "ceiling"};
+                                      "peer-probe", "ceiling", "peer-sender"};
   return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }

@@ -1,11 +1,15 @@
-/* peer_steers.c — a preloaded sender asks sobasd's steered-flows table whether a sobas receiver steers its flow (sobas/steered.h). */
+/* peer_steers.c — a preloaded sender asks sobasd's steered-flows table whether a sobas receiver probes its flow (sobas/steered.h), and tells sobasd that it steers it (LEAD). */
 #include "peer_steers.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "probe.h"
@@ -92,6 +96,28 @@ int sobas_peer_steers(const struct sobas_addr *local, const struct sobas_addr *p
   look(now_ns);
   t = __atomic_load_n(&S.t, __ATOMIC_ACQUIRE);
   return t && sobas_steered_has(t, &fl, now_ns);
+}
+
+/* One datagram on a socket opened for it: a LEAD goes once per flow, again only while its receiver still
+ * probes (track.c), so a kept socket, which the host's close and dup2 would have to step around, is not
+ * worth its fd. Close-on-exec for the microseconds it lives. */
+int sobas_peer_lead(const struct sobas_addr *local, const struct sobas_addr *peer) {
+  struct sobas_probe_msg m = {.type = SOBAS_MSG_LEAD};
+  uint8_t buf[SOBAS_PROBE_LEN];
+  if (sobas_probe_flow_of(peer, local, &m.flow) != 0 || sobas_probe_encode(&m, buf, sizeof buf) != sizeof buf)
+    return -1;
+  int saved = errno;
+  ssize_t n = -1;
+  int fd = libc_socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd >= 0) {
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    memcpy(a.sun_path + 1, SOBAS_LEAD_SOCKET, sizeof SOBAS_LEAD_SOCKET - 1); /* abstract: a leading NUL */
+    n = libc_sendto(fd, buf, sizeof buf, 0, (const struct sockaddr *)&a,
+                    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + sizeof SOBAS_LEAD_SOCKET));
+    libc_close(fd);
+  }
+  errno = saved;
+  return n == (ssize_t)sizeof buf ? 0 : -1;
 }
 
 void sobas_peer_steers_fork_child(void) { S.busy = 0; }

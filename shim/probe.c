@@ -57,6 +57,7 @@ struct slot {
   int64_t arr[TRAINS][SOBAS_TRAIN_MAX_LEN]; /* kernel receive times (CLOCK_REALTIME ns), 0 = not arrived */
   uint64_t cap_bps;
   uint32_t cap_trains;
+  uint8_t sender_leads; /* an echo said the flow's sender runs sobas and steers it */
   uint64_t *poke; /* the flow's next-check mark: zeroed so the host's next read looks at the news */
   uint32_t close_req; /* atomic: the handle its flow closed with; the helper frees the slot */
 };
@@ -288,6 +289,7 @@ static void on_reply(const struct sobas_probe_msg *m, const struct sockaddr_stor
     sobas_echo_add(&s->echo, m->rsp_seq, (uint32_t)(rtt / 1000));
     s->last_echo_ns = now;
     s->status = SOBAS_PROBE_ACTIVE;
+    if (m->flags & SOBAS_PROBE_F_SENDER_LEADS) s->sender_leads = 1;
   } else if (m->type == SOBAS_MSG_TRAIN) {
     if (s->train_phase != 1 || m->seq != s->req_id || m->trains >= TRAINS) return;
     if (s->train_got && m->count != s->train_count) return;
@@ -501,6 +503,14 @@ int sobas_probe_capacity(uint32_t handle, uint64_t *cap_bps, uint32_t *trains) {
   }
   pthread_mutex_unlock(&P.mu);
   return final;
+}
+
+int sobas_probe_sender_leads(uint32_t handle) {
+  if (pthread_mutex_trylock(&P.mu) != 0) return 0; /* asked again at the next check */
+  struct slot *s = slot_of(handle);
+  int leads = s && s->sender_leads;
+  pthread_mutex_unlock(&P.mu);
+  return leads;
 }
 
 /* Lock-free (close may come from a signal handler): the helper frees the slot on its next turn. A slot

@@ -539,7 +539,8 @@ static int peer_holds(struct sobas_flow *f, const struct sobas_window *w) {
   return f->peer_firm >= PEER_HELD_WINDOWS || flat;
 }
 
-/* Leaves the flow to the receiver's sobas (why: peer-window, or peer-probe when sobasd here says so). */
+/* Leaves the flow to the receiver's sobas (why: peer-window, or peer-probe when sobasd here says the
+ * receiver probes and takes no LEAD). */
 static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_window *w, enum sobas_reason why) {
   int err = f->hold.pace_Bps ? sobas_enforce_unpace(fd, &f->hold) : 0;
   f->flags |= SOBAS_FLOW_PEER_STEERS;
@@ -553,6 +554,47 @@ static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_windo
   ring_emit(f, SOBAS_EV_DECISION);
 }
 
+/* Repeated while the receiver's probe still reaches sobasd: a receiver that missed the echoes of the first
+ * LEAD (sobasd's word holds 2 s) hears the next. */
+#define LEAD_REPEAT_NS 500000000LL
+
+/* The receiver's sobas probes this flow (sobasd's table says so): with sobasd listening, this sender
+ * steers and sobasd's echoes stand the receiver down (docs/design.md, "When both ends run sobas");
+ * with a sobasd from before LEAD, the receiver steers. */
+static void lead_or_yield(int fd, struct sobas_flow *f, const struct sobas_window *w) {
+  if (w->t_end_ns < f->lead_next_ns) return;
+  if (sobas_peer_lead(&f->local, &f->peer) != 0) {
+    yield_to_peer(fd, f, w, SOBAS_WHY_PEER_PROBE);
+    return;
+  }
+  f->lead_next_ns = w->t_end_ns + LEAD_REPEAT_NS;
+  if (f->flags & SOBAS_FLOW_LEADS) return;
+  f->flags |= SOBAS_FLOW_LEADS;
+  if (logging()) log_flow_line(f, "lead", "role=sender why=peer-probe state=%s", sobas_state_name(flow_state(f)));
+}
+
+/* sobasd's echo says the flow's sender runs sobas and steers it (read at the window's end, where the
+ * probe is read: a lock per window, not per I/O call): the receiver opens its window as far as
+ * the kernel allows, stops probing (C' and the echoes serve only a receiver that steers) and measures.
+ * Only under SOBAS: a policy the user chose (fixed, bdp, drs) holds; its sender then lets go when the
+ * window holds it. */
+static void stand_down(int fd, struct sobas_flow *f) {
+  if (!f->probe || (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) ||
+      sobas_proc.cfg.policy != SOBAS_POLICY_SOBAS || !sobas_probe_sender_leads(f->probe))
+    return;
+  int err = f->hold.s ? sobas_enforce_release(fd, &f->hold) : 0;
+  f->flags |= SOBAS_FLOW_PEER_STEERS;
+  f->last_why = (uint8_t)SOBAS_WHY_PEER_SENDER;
+  sobas_probe_close(f->probe);
+  f->probe = 0;
+  f->probe_status = SOBAS_PROBE_OFF;
+  if (logging())
+    log_flow_line(f, "yield", "role=receiver from=%s why=%s rcv_wnd=%u%s%s", sobas_state_name(flow_state(f)),
+                  sobas_reason_name(SOBAS_WHY_PEER_SENDER), f->last.rcv_wnd, err ? " error=" : "",
+                  err ? strerror(-err) : "");
+  ring_emit(f, SOBAS_EV_DECISION);
+}
+
 /* Whether this window goes to the engine (or the policy): a receiver's under every policy but off (its
  * probe is asked for then); a sender's under SOBAS, from its first window on and as a sender for good
  * (a flow whose role flips would otherwise have its engine fed two kinds of window), unless its
@@ -561,12 +603,12 @@ static int steered_window(int fd, struct sobas_flow *f, enum sobas_role role, co
   const struct sobas_config *c = &sobas_proc.cfg;
   if (c->policy != SOBAS_POLICY_OFF && role == SOBAS_ROLE_RECEIVER && !(f->flags & SOBAS_FLOW_SENDS)) {
     probe_open(fd, f);
-    return 1;
+    return !(f->flags & SOBAS_FLOW_PEER_STEERS);
   }
   if (c->policy == SOBAS_POLICY_SOBAS && c->sender && role == SOBAS_ROLE_SENDER && !(f->flags & SOBAS_FLOW_ENGINE))
     f->flags |= SOBAS_FLOW_SENDS;
   if ((f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS) {
-    if (sobas_peer_steers(&f->local, &f->peer, w->t_end_ns)) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_PROBE);
+    if (sobas_peer_steers(&f->local, &f->peer, w->t_end_ns)) lead_or_yield(fd, f, w);
     else if (peer_holds(f, w)) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_WINDOW);
   }
   return (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS;
@@ -596,6 +638,7 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     f->app_last_window = total - f->app_at_window;
     f->app_at_window = total;
     struct sobas_probe_view pv;
+    stand_down(fd, f);
     int steered = steered_window(fd, f, role, &w);
     probe_window(f, &pv, 0);
     f->last_rate_bps = role == SOBAS_ROLE_SENDER ? w.tx_rate_bps : w.rx_rate_bps;

@@ -41,6 +41,8 @@ enum sobas_reason {
                                 its sobas steers, the sender leaves the flow to it (sobas/steered.h; ring ABI 1.4) */
   SOBAS_WHY_CEILING,         /* congestion avoidance, searching: S = ca_ceiling_gain x what the flow has in flight, a
                                 ceiling it never reaches, so that a decision holds within a round (ring ABI 1.6) */
+  SOBAS_WHY_PEER_SENDER,     /* not the engine's: the flow's sender runs sobas and told its sobasd it steers: the
+                                receiver opens its window and stops probing (sobas/probe.h, LEAD; ring ABI 1.7) */
 };
 
 /* Every tolerance the paper leaves open, named; defaults and their reasons in docs/engine.md. */

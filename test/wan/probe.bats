@@ -301,14 +301,15 @@ PY
 }
 
 # Both ends preloaded, sobasd on the sender's host: the receiver's probe reaches sobasd, which marks the
-# flow in its steered-flows table; the sender finds it there and leaves the flow to the receiver at its
-# next window. Without sobasd it lets go only once the peer's window holds it (sobas.bats), and beside
-# a competitor the share held it first: it decided on that share and paced it for 1.4-3.7 s.
+# flow in its steered-flows table; the sender finds it there at its next window and tells sobasd it
+# steers (LEAD, over sobasd's unix socket), and sobasd's echoes then stand the receiver down: it opens its
+# window and stops probing, and the sender decides. Without sobasd the receiver steers and the sender
+# lets go once the peer's window holds it (sobas.bats).
 # Then sobasd is killed and restarted while the sender lives. The sender maps the table, and a file
 # that shrank under it would kill it with SIGBUS: a restart must make a new file (another inode), never
 # truncate the old one (a sender reading in the instant it is short dies; that race is not what fails
-# here, the inode is), and the sender must find the new one.
-@test "both ends preloaded, sobasd on the sender's host: the sender leaves the flow to the receiver (peer-probe) before deciding anything, also after sobasd restarts" {
+# here, the inode is), and the sender must find the new one, and the new sobasd's unix socket.
+@test "both ends preloaded, sobasd on the sender's host: the sender steers and the receiver stands down (peer-sender), also after sobasd restarts" {
   local srv_log=$BATS_TEST_TMPDIR/srv.log
   ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$srv_log" \
     python3 -m http.server 8085 --bind 10.80.1.1 -d "$BATS_FILE_TMPDIR" >/dev/null 2>&1 3>&- &
@@ -326,6 +327,10 @@ PY
   echo $! > "$BATS_FILE_TMPDIR/sobasd.pid"
   disown
   for _ in $(seq 100); do [ -e "$table" ] && [ "$(stat -c %i "$table")" != "$before" ] && break; sleep 0.05; done
+  # A sender looks for a new table at most once a second (shim/peer_steers.c), and the first download's
+  # last windows looked: the second starts after that second, or its first windows could still read the
+  # old table and the sender leave the flow to the receiver's window (which is no failure of the rule).
+  sleep 1.1
   rc2=$(PORT=8085 fetch after small)
   stop_path
   alive=0
@@ -344,20 +349,26 @@ parse = lambda path: [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv
 server = parse(sys.argv[1])
 flows = list(dict.fromkeys(x["flow"] for x in server if x.get("ev") == "window" and x.get("role") == "sender"))
 assert len(flows) == 2, f"the server measured {len(flows)} sending flows, not 2"
-for flow, rcv_log in zip(flows, sys.argv[2:]):
+for i, (flow, rcv_log) in enumerate(zip(flows, sys.argv[2:])):
     snd, rcv = [x for x in server if x.get("flow") == flow], parse(rcv_log)
     for who, log in (("sender", snd), ("receiver", rcv)):
         for x in log:
-            if x.get("ev") in ("decision", "yield"):
-                print(f"  {who} {x['t_ms']} ms {x['ev']} {x.get('from')} -> {x.get('to', '')} {x['why']}")
-    yields = [x for x in snd if x.get("ev") == "yield"]
-    assert len(yields) == 1 and yields[0]["why"] == "peer-probe", "the sender did not leave the flow on sobasd's word"
+            if x.get("ev") in ("decision", "yield", "lead"):
+                print(f"  {who} {x['t_ms']} ms {x['ev']} {x.get('from', x.get('state'))} -> {x.get('to', '')} {x['why']}")
+    leads = [x for x in snd if x.get("ev") == "lead"]
+    assert len(leads) == 1 and leads[0]["why"] == "peer-probe", "the sender did not take the lead on sobasd's table"
+    assert not [x for x in snd if x.get("ev") == "yield"], "the sender left the flow"
+    downs = [x for x in rcv if x.get("ev") == "yield"]
+    assert len(downs) == 1 and downs[0]["why"] == "peer-sender", "the receiver did not stand down on sobasd's echo"
     first = int([x for x in snd if x.get("ev") == "window"][0]["t_ms"])
-    print(f"flow {flow}: first sender window at {first} ms, yield at {yields[0]['t_ms']} ms")
-    assert not [x for x in snd if x.get("ev") == "decision" and x.get("to") == "decided"], "the sender decided"
-    # The receiver's probe answers within ~2 RTT of its first window, so its second window at the latest.
-    assert int(yields[0]["t_ms"]) - first <= 1000, "the sender found sobasd's word late"
-    assert any(x.get("ev") == "decision" and x["to"] == "decided" for x in rcv), "the receiver never held the flow"
+    print(f"flow {flow}: first sender window at {first} ms, lead at {leads[0]['t_ms']} ms, receiver down at {downs[0]['t_ms']} ms")
+    # The receiver's probe answers within ~2 RTT of its first window, so the sender's second window at the
+    # latest; the receiver reads the next echo at its own next window.
+    assert int(leads[0]["t_ms"]) - first <= 1000, "the sender found sobasd's word late"
+    down_at = int(downs[0]["t_ms"])
+    assert not [x for x in rcv if x.get("ev") == "decision" and int(x["t_ms"]) > down_at], "the receiver steered after standing down"
+    if i == 0:  # 100 MB: long enough for the sender's own decision
+        assert any(x.get("ev") == "decision" and x["to"] == "decided" for x in snd), "the sender never held the flow"
 PY
 }
 
