@@ -102,6 +102,7 @@ struct sobas_flow {
   uint32_t peer_held;       /* a sender's windows in a row held by the peer's window (track.c, peer_holds) */
   uint32_t peer_wnd_max;    /* the largest peer's window they ended on */
   uint32_t peer_firm;       /* of those, the windows in a row held for most of their time */
+  int64_t lead_at_ns;       /* a sender's first LEAD: the receiver's window may hold it for LEAD_GRACE_NS after */
   int64_t lead_next_ns;     /* a leading sender tells sobasd again from then, while the receiver still probes */
   uint32_t board_slot;      /* its slot + 1 on the ring's path board (0: none) */
   uint32_t siblings;        /* the last window's count of the user's other flows to the same peer ... */

@@ -557,19 +557,26 @@ static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_windo
 /* Repeated while the receiver's probe still reaches sobasd: a receiver that missed the echoes of the first
  * LEAD (sobasd's word holds 2 s) hears the next. */
 #define LEAD_REPEAT_NS 500000000LL
+/* A receiver stands down at its next window after the LEAD (180-280 ms on the testbed); one whose window
+ * still holds the flow a second after the first LEAD did not (a policy the user chose, or a sobas from
+ * before LEAD), and keeps the flow. */
+#define LEAD_GRACE_NS 1000000000LL
 
 /* The receiver's sobas probes this flow (sobasd's table says so): with sobasd listening, this sender
  * steers and sobasd's echoes stand the receiver down (docs/design.md, "When both ends run sobas");
- * with a sobasd from before LEAD, the receiver steers. */
+ * with a sobasd from before LEAD, the receiver steers. A repeat that fails (sobasd's queue full, or it
+ * restarted) changes nothing: the receiver may have stood down already, and the flow must not be left
+ * to nobody. */
 static void lead_or_yield(int fd, struct sobas_flow *f, const struct sobas_window *w) {
   if (w->t_end_ns < f->lead_next_ns) return;
   if (sobas_peer_lead(&f->local, &f->peer) != 0) {
-    yield_to_peer(fd, f, w, SOBAS_WHY_PEER_PROBE);
+    if (!(f->flags & SOBAS_FLOW_LEADS)) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_PROBE);
     return;
   }
   f->lead_next_ns = w->t_end_ns + LEAD_REPEAT_NS;
   if (f->flags & SOBAS_FLOW_LEADS) return;
   f->flags |= SOBAS_FLOW_LEADS;
+  f->lead_at_ns = w->t_end_ns;
   if (logging()) log_flow_line(f, "lead", "role=sender why=peer-probe state=%s", sobas_state_name(flow_state(f)));
 }
 
@@ -609,7 +616,9 @@ static int steered_window(int fd, struct sobas_flow *f, enum sobas_role role, co
     f->flags |= SOBAS_FLOW_SENDS;
   if ((f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS) {
     if (sobas_peer_steers(&f->local, &f->peer, w->t_end_ns)) lead_or_yield(fd, f, w);
-    else if (peer_holds(f, w)) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_WINDOW);
+    int standing_down = (f->flags & SOBAS_FLOW_LEADS) && w->t_end_ns < f->lead_at_ns + LEAD_GRACE_NS;
+    if (!(f->flags & SOBAS_FLOW_PEER_STEERS) && !standing_down && peer_holds(f, w))
+      yield_to_peer(fd, f, w, SOBAS_WHY_PEER_WINDOW);
   }
   return (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS;
 }

@@ -62,6 +62,15 @@ fetch() {
   echo "$rc"
 }
 
+# preloaded_server PORT LOG: a preloaded python HTTP server on the sender's side, serving the test files
+# and logging to LOG; sets srv to its pid once it listens.
+preloaded_server() {
+  ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$2" \
+    python3 -m http.server "$1" --bind 10.80.1.1 -d "$BATS_FILE_TMPDIR" >/dev/null 2>&1 3>&- &
+  srv=$!
+  for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn "sport = :$1" | grep -q LISTEN && break; sleep 0.05; done
+}
+
 # field NAME EVENT KEY: KEY's values on NAME.log's lines of event EVENT, one per line.
 field() { grep " ev=$2 " "$BATS_TEST_TMPDIR/$1.log" | grep -o " $3=[^ ]*" | cut -d= -f2; }
 
@@ -310,11 +319,8 @@ PY
 # truncate the old one (a sender reading in the instant it is short dies; that race is not what fails
 # here, the inode is), and the sender must find the new one, and the new sobasd's unix socket.
 @test "both ends preloaded, sobasd on the sender's host: the sender steers and the receiver stands down (peer-sender), also after sobasd restarts" {
-  local srv_log=$BATS_TEST_TMPDIR/srv.log
-  ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$srv_log" \
-    python3 -m http.server 8085 --bind 10.80.1.1 -d "$BATS_FILE_TMPDIR" >/dev/null 2>&1 3>&- &
-  local srv=$!
-  for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8085' | grep -q LISTEN && break; sleep 0.05; done
+  local srv_log=$BATS_TEST_TMPDIR/srv.log srv
+  preloaded_server 8085 "$srv_log"
   local table
   table=/dev/shm/sobasd.steered.$(stat -L -c %i "/run/netns/$TB-snd")
   local before
@@ -369,6 +375,41 @@ for i, (flow, rcv_log) in enumerate(zip(flows, sys.argv[2:])):
     assert not [x for x in rcv if x.get("ev") == "decision" and int(x["t_ms"]) > down_at], "the receiver steered after standing down"
     if i == 0:  # 100 MB: long enough for the sender's own decision
         assert any(x.get("ev") == "decision" and x["to"] == "decided" for x in snd), "the sender never held the flow"
+PY
+}
+
+# A receiver under a policy the user chose (bdp here) keeps it when the sender leads, and its window
+# holds the sender: a second after its LEAD the sender reads that window again and lets go to the
+# receiver (peer-window), so that only one end steers. Without that second's end, both would steer for
+# the whole transfer (the receiver probes throughout, so sobasd's table keeps naming the flow).
+@test "both ends preloaded, the receiver under bdp: it keeps its policy, and the sender lets go a second after leading (peer-window)" {
+  local srv_log=$BATS_TEST_TMPDIR/srv.log srv
+  preloaded_server 8086 "$srv_log"
+  path 100M 500000
+  rc=0
+  ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_POLICY=bdp SOBAS_LOG="$BATS_TEST_TMPDIR/rcv.log" \
+    curl -sS -o /dev/null "http://10.80.1.1:8086/file" || rc=$?
+  stop_path
+  kill "$srv" || true
+  wait "$srv" 2>/dev/null || true
+  [ "$rc" = 0 ]
+  python3 - "$srv_log" "$BATS_TEST_TMPDIR/rcv.log" <<'PY'
+import sys
+parse = lambda path: [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(path)]
+snd, rcv = parse(sys.argv[1]), parse(sys.argv[2])
+for who, log in (("sender", snd), ("receiver", rcv)):
+    for x in log:
+        if x.get("ev") in ("decision", "yield", "lead"):
+            print(f"  {who} {x['t_ms']} ms {x['ev']} {x.get('from', x.get('state'))} -> {x.get('to', '')} {x['why']}")
+leads = [x for x in snd if x.get("ev") == "lead"]
+yields = [x for x in snd if x.get("ev") == "yield"]
+assert len(leads) == 1, "the sender did not lead"
+assert len(yields) == 1 and yields[0]["why"] == "peer-window", "the sender did not let go to the bdp receiver"
+waited = int(yields[0]["t_ms"]) - int(leads[0]["t_ms"])
+print(f"lead at {leads[0]['t_ms']} ms, let go {waited} ms later")
+assert waited >= 1000, "the sender let go within the second it gives a receiver to stand down"
+assert not [x for x in rcv if x.get("ev") == "yield"], "the bdp receiver stood down"
+assert any(x.get("ev") == "decision" and x["why"] == "bdp" for x in rcv), "the receiver did not hold C'*T"
 PY
 }
 
