@@ -557,7 +557,7 @@ static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_windo
 /* Repeated while the receiver's probe still reaches sobasd: a receiver that missed the echoes of the first
  * LEAD (sobasd's word holds 2 s) hears the next. */
 #define LEAD_REPEAT_NS 500000000LL
-/* A receiver stands down at its next window after the LEAD (180-280 ms on the testbed); one whose window
+/* A receiver stands down at its next window after the LEAD (150-280 ms later on the testbed); one whose window
  * still holds the flow a second after the first LEAD did not (a policy the user chose, or a sobas from
  * before LEAD), and keeps the flow. */
 #define LEAD_GRACE_NS 1000000000LL
