@@ -629,8 +629,10 @@ class Responder {
         refuse("lead-unprobed", c_.lead_refused, from);
         continue;
       }
-      if (!verify_budget_.take(o_.verify_rate, o_.verify_rate / 4.0 + 1, now)) {
-        refuse("verify-budget", c_.verify_budget, from);
+      // A budget of their own: any local user can send LEADs, and must not spend the lookups that
+      // verify remote receivers' probes.
+      if (!lead_budget_.take(o_.verify_rate, o_.verify_rate / 4.0 + 1, now)) {
+        refuse("lead-budget", c_.lead_refused, from);
         continue;
       }
       c_.netlink_queries++;
@@ -817,7 +819,7 @@ class Responder {
   std::unordered_map<std::string, Flow> flows_;
   std::unordered_map<std::string, Bucket> peer_trains_;  // per source address
   std::deque<TrainJob> jobs_;
-  Bucket verify_budget_;
+  Bucket verify_budget_, lead_budget_;
   Counters c_;
   std::map<std::string, Refusal> refusals_;
   int64_t last_report_ = 0, last_expiry_ = 0;

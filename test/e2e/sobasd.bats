@@ -99,6 +99,51 @@ PY
   [ "$status" -eq 0 ]
 }
 
+# Any local user can send LEADs, and each costs sobasd a connection lookup: they have a budget of their
+# own, so a flood of them cannot spend the lookups that verify remote receivers' probes. In a namespace
+# of the test's own, a sobasd with one lookup a second: the probe takes the verify budget's token, and
+# root's LEAD right after it still flags the flow's echoes (with one budget for both, it was refused).
+@test "sobasd: LEADs spend a lookup budget of their own, not the one that verifies probes" {
+  run unshare -n python3 - "$REPO/test/wan" "$BUILD/bin/sobasd" <<'PY'
+import socket, subprocess, sys, time
+sys.path.insert(0, sys.argv[1])
+from probe_client import encode, PROBE, ECHO
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+listener = socket.create_server(("127.0.0.1", 8099))
+sobasd = subprocess.Popen([sys.argv[2], "--user", "root", "--listen", "127.0.0.1", "--port", "9541",
+                           "--verify-rate", "1"], stderr=subprocess.DEVNULL)
+try:
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.settimeout(1.0)
+    c = socket.create_connection(("127.0.0.1", 8099))
+    f = ("127.0.0.1", c.getsockname()[1], "127.0.0.1", 8099)
+    def echo_flags(seq):
+        udp.sendto(encode(PROBE, f, 7, seq, ts=time.monotonic_ns()), ("127.0.0.1", 9541))
+        while True:  # a late echo of an earlier try is not this one
+            data = udp.recv(256)
+            if data[3] == ECHO and int.from_bytes(data[48:52], "big") == seq:
+                return data[5]
+    for _ in range(100):  # until sobasd answers: its first echo spends the verify budget's token
+        try:
+            first = echo_flags(1)
+            break
+        except (socket.timeout, ConnectionRefusedError):
+            time.sleep(0.05)
+    lead = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    lead.sendto(encode(5, f, 0, 0), b"\0sobasd.lead")
+    time.sleep(0.1)
+    after = echo_flags(2)
+    print(f"echo flags: {first} before root's LEAD, {after} after")
+    assert (first, after) == (0, 1)
+finally:
+    sobasd.terminate()
+    sobasd.wait()
+PY
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
 # A hang-up is no reason to stop: SIGHUP writes the counters, as SIGUSR1 does, and sobasd goes on;
 # SIGTERM ends it with status 0 and the counters written once more.
 @test "sobasd: SIGHUP writes its counters and it keeps answering; SIGTERM ends it cleanly" {
