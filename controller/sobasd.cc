@@ -317,7 +317,7 @@ int open_lead_socket() {
   a.sun_family = AF_UNIX;
   std::memcpy(a.sun_path + 1, SOBAS_LEAD_SOCKET, sizeof SOBAS_LEAD_SOCKET - 1);
   int one = 1;
-  socklen_t len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + sizeof SOBAS_LEAD_SOCKET - 1);
+  socklen_t len = socklen_t(offsetof(sockaddr_un, sun_path) + sizeof SOBAS_LEAD_SOCKET);  // NUL + name
   if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) != 0 ||
       bind(fd, reinterpret_cast<sockaddr *>(&a), len) != 0) {
     int e = errno;

@@ -62,7 +62,6 @@ struct sobas_addr {
 #define SOBAS_FLOW_APP_PACED 0x40u /* the application set its own pacing rate: never paced by sobas */
 #define SOBAS_FLOW_PEER_STEERS 0x80u /* the other end's sobas steers the flow (the receiver's window holds a sender, or a
                                         sender told sobasd it leads): this end measures only */
-#define SOBAS_FLOW_LEADS 0x100u      /* a sender that told sobasd it steers, so the receiver's sobas stands down */
 
 enum sobas_flow_origin { SOBAS_ORIGIN_CONNECT = 0, SOBAS_ORIGIN_ACCEPT = 1, SOBAS_ORIGIN_INHERITED = 2 };
 
@@ -102,7 +101,8 @@ struct sobas_flow {
   uint32_t peer_held;       /* a sender's windows in a row held by the peer's window (track.c, peer_holds) */
   uint32_t peer_wnd_max;    /* the largest peer's window they ended on */
   uint32_t peer_firm;       /* of those, the windows in a row held for most of their time */
-  int64_t lead_at_ns;       /* a sender's first LEAD: the receiver's window may hold it for LEAD_GRACE_NS after */
+  int64_t lead_at_ns;       /* a sender's first LEAD taken by sobasd (0: none): the receiver's window may hold it
+                               for LEAD_GRACE_NS after */
   int64_t lead_next_ns;     /* a leading sender tells sobasd again from then, while the receiver still probes */
   uint32_t board_slot;      /* its slot + 1 on the ring's path board (0: none) */
   uint32_t siblings;        /* the last window's count of the user's other flows to the same peer ... */

@@ -487,6 +487,7 @@ int sobas_probe_read(uint32_t handle, struct sobas_probe_view *v, int patient) {
     v->lost_total = w.lost_total;
     v->received_total = w.received_total;
     v->sent_total = s->sent;
+    v->sender_leads = s->sender_leads;
     s->last_read_ns = sobas_now_ns();
   }
   pthread_mutex_unlock(&P.mu);
@@ -503,14 +504,6 @@ int sobas_probe_capacity(uint32_t handle, uint64_t *cap_bps, uint32_t *trains) {
   }
   pthread_mutex_unlock(&P.mu);
   return final;
-}
-
-int sobas_probe_sender_leads(uint32_t handle) {
-  if (pthread_mutex_trylock(&P.mu) != 0) return 0; /* asked again at the next check */
-  struct slot *s = slot_of(handle);
-  int leads = s && s->sender_leads;
-  pthread_mutex_unlock(&P.mu);
-  return leads;
 }
 
 /* Lock-free (close may come from a signal handler): the helper frees the slot on its next turn. A slot

@@ -30,6 +30,7 @@ struct sobas_probe_view {
   enum sobas_probe_none none_why;
   uint32_t echoes, rtt_avg_us, rtt_max_us, rtt_least_us, rtt_min_us, lost; /* this window (min: ever) */
   uint64_t lost_total, received_total, sent_total;
+  uint8_t sender_leads; /* an echo said the flow's sender runs sobas and steers it (sobas/probe.h, LEAD) */
 };
 
 /* A TCP flow as the probe's wire and sobasd's steered-flows table name it: rcv the data receiver's end, snd
@@ -49,8 +50,6 @@ int sobas_probe_read(uint32_t handle, struct sobas_probe_view *v, int patient);
 /* 1 once the train measurement is over (C' in *cap_bps, 0 if too few trains came; also when the probe
  * gave up), else 0. */
 int sobas_probe_capacity(uint32_t handle, uint64_t *cap_bps, uint32_t *trains);
-/* 1 once sobasd's echoes say the flow's sender runs sobas and steers it (sobas/probe.h, LEAD). */
-int sobas_probe_sender_leads(uint32_t handle);
 void sobas_probe_close(uint32_t handle);
 
 /* 1 when fd is one of the helper's own sockets: the host must not see it (close → EBADF, close_range

@@ -570,25 +570,23 @@ static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_windo
 static void lead_or_yield(int fd, struct sobas_flow *f, const struct sobas_window *w) {
   if (w->t_end_ns < f->lead_next_ns) return;
   if (sobas_peer_lead(&f->local, &f->peer) != 0) {
-    if (!(f->flags & SOBAS_FLOW_LEADS)) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_PROBE);
+    if (!f->lead_at_ns) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_PROBE);
     return;
   }
   f->lead_next_ns = w->t_end_ns + LEAD_REPEAT_NS;
-  if (f->flags & SOBAS_FLOW_LEADS) return;
-  f->flags |= SOBAS_FLOW_LEADS;
+  if (f->lead_at_ns) return;
   f->lead_at_ns = w->t_end_ns;
   if (logging()) log_flow_line(f, "lead", "role=sender why=peer-probe state=%s", sobas_state_name(flow_state(f)));
 }
 
-/* sobasd's echo says the flow's sender runs sobas and steers it (read at the window's end, where the
- * probe is read: a lock per window, not per I/O call): the receiver opens its window as far as
- * the kernel allows, stops probing (C' and the echoes serve only a receiver that steers) and measures.
- * Only under SOBAS: a policy the user chose (fixed, bdp, drs) holds; its sender then lets go when the
- * window holds it. */
-static void stand_down(int fd, struct sobas_flow *f) {
-  if (!f->probe || (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) ||
-      sobas_proc.cfg.policy != SOBAS_POLICY_SOBAS || !sobas_probe_sender_leads(f->probe))
-    return;
+/* sobasd's echo says the flow's sender runs sobas and steers it (in the window's probe view): the
+ * receiver opens its window as far as the kernel allows, stops probing (C' and the echoes serve only a
+ * receiver that steers) and measures. Only under SOBAS: a policy the user chose (fixed, bdp, drs) holds;
+ * its sender then lets go when the window holds it. Returns 1 when it stood down. */
+static int stand_down(int fd, struct sobas_flow *f, const struct sobas_probe_view *pv) {
+  if (!pv->sender_leads || !f->probe || (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) ||
+      sobas_proc.cfg.policy != SOBAS_POLICY_SOBAS)
+    return 0;
   int err = f->hold.s ? sobas_enforce_release(fd, &f->hold) : 0;
   f->flags |= SOBAS_FLOW_PEER_STEERS;
   f->last_why = (uint8_t)SOBAS_WHY_PEER_SENDER;
@@ -600,6 +598,7 @@ static void stand_down(int fd, struct sobas_flow *f) {
                   sobas_reason_name(SOBAS_WHY_PEER_SENDER), f->last.rcv_wnd, err ? " error=" : "",
                   err ? strerror(-err) : "");
   ring_emit(f, SOBAS_EV_DECISION);
+  return 1;
 }
 
 /* Whether this window goes to the engine (or the policy): a receiver's under every policy but off (its
@@ -616,7 +615,7 @@ static int steered_window(int fd, struct sobas_flow *f, enum sobas_role role, co
     f->flags |= SOBAS_FLOW_SENDS;
   if ((f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_PEER_STEERS)) == SOBAS_FLOW_SENDS) {
     if (sobas_peer_steers(&f->local, &f->peer, w->t_end_ns)) lead_or_yield(fd, f, w);
-    int standing_down = (f->flags & SOBAS_FLOW_LEADS) && w->t_end_ns < f->lead_at_ns + LEAD_GRACE_NS;
+    int standing_down = f->lead_at_ns && w->t_end_ns < f->lead_at_ns + LEAD_GRACE_NS;
     if (!(f->flags & SOBAS_FLOW_PEER_STEERS) && !standing_down && peer_holds(f, w))
       yield_to_peer(fd, f, w, SOBAS_WHY_PEER_WINDOW);
   }
@@ -647,9 +646,9 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     f->app_last_window = total - f->app_at_window;
     f->app_at_window = total;
     struct sobas_probe_view pv;
-    stand_down(fd, f);
     int steered = steered_window(fd, f, role, &w);
     probe_window(f, &pv, 0);
+    if (stand_down(fd, f, &pv)) steered = 0;
     f->last_rate_bps = role == SOBAS_ROLE_SENDER ? w.tx_rate_bps : w.rx_rate_bps;
     /* What held the window back, under the hold it ran with (before this window's decision). */
     uint64_t read = __atomic_load_n(&f->app[0], __ATOMIC_RELAXED);
