@@ -27,12 +27,23 @@ sobas_cmd() {
 }
 
 # serve_loopback DIR: python's HTTP server for DIR on 127.0.0.1 at a random port; sets HTTP_PORT and
-# HTTP_PID (the caller's teardown kills it) and returns once it listens.
+# HTTP_PID (the caller's teardown kills it) and returns once it listens. Ports come from below the
+# kernel's ephemeral range (32768-60999 here), where another test's client cannot already hold them;
+# a server that dies at bind (a port another test's server listens on) or is not listening after
+# 10 s is started again on another port.
 serve_loopback() {
-  HTTP_PORT=$((20000 + RANDOM % 20000))
-  python3 -m http.server $HTTP_PORT --bind 127.0.0.1 -d "$1" >/dev/null 2>&1 3>&- &
-  HTTP_PID=$!
-  for _ in $(seq 1 100); do ss -Hltn "sport = :$HTTP_PORT" | grep -q LISTEN && return 0; sleep 0.05; done
+  local try
+  for try in 1 2 3 4 5; do
+    HTTP_PORT=$((10000 + RANDOM % 20000))
+    python3 -m http.server $HTTP_PORT --bind 127.0.0.1 -d "$1" >/dev/null 2>&1 3>&- &
+    HTTP_PID=$!
+    for _ in $(seq 1 200); do
+      ss -Hltnp "sport = :$HTTP_PORT" | grep -q "pid=$HTTP_PID," && return 0
+      kill -0 $HTTP_PID 2>/dev/null || break
+      sleep 0.05
+    done
+    kill $HTTP_PID 2>/dev/null
+  done
   return 1
 }
 
