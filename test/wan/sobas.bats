@@ -547,14 +547,15 @@ PY
   run ! grep ' ev=decision ' "$log"             # never steered
 }
 
-# Both ends preloaded: exactly one steers, the receiver (its window holds the flow whatever the sender
+# Both ends preloaded, no sobasd on the sender's host (with one, the sender leads and the receiver
+# stands down: probe.bats): exactly one steers, the receiver (its window holds the flow whatever the sender
 # does). The sender sees the receiver's hold as its flow limited by the peer's window, lets go of its
 # pacing and only measures from then on. UDP cross traffic that leaves 3 s into the download makes
 # both ends decide low and then look for the room it left, the case where two steering ends would
 # each find the other's cap. Checked with the rule off: both ends lifted in turn and stayed at the
 # ~47 Mb/s they decided beside the cross traffic, 51.0 and 53.8 Mb/s for the download against 59.7-81.4
 # with it (how soon the receiver alone finds the room is the receiver's lift, not this rule's).
-@test "both ends preloaded: the receiver steers, the sender lets go (peer-window) and decides nothing after" {
+@test "both ends preloaded, no sobasd: the receiver steers, the sender lets go (peer-window) and decides nothing after" {
   : > "$SERVER_LOG"
   CROSS_FOR=4s PORT=8081 valid_download both sobas 500000 0 50M random
   python3 - "$BATS_TEST_TMPDIR" "$SERVER_LOG" <<'PY'
