@@ -90,7 +90,7 @@ struct Counters {
   uint64_t malformed[SOBAS_PROBE_N_ERRORS] = {};
   uint64_t unexpected_type = 0, not_local = 0, unverified = 0, verify_budget = 0, echo_limited = 0,
            train_limited = 0, table_full = 0, steered_full = 0, netlink_queries = 0, netlink_errors = 0, cache_hits = 0;
-  uint64_t leads = 0, lead_refused = 0;
+  uint64_t leads = 0, lead_refused = 0, early_leads = 0, trains_withheld = 0;
 };
 
 // A token bucket: `rate` tokens per second, at most `burst` saved.
@@ -300,7 +300,20 @@ struct Flow {
   int64_t last_train = 0;
   int64_t last_seen = 0;
   int64_t lead_until = 0;  // its sender's sobas steers it: echoes say so until then
+  bool trains_withheld = false;  // its first train request came while its sender led
 };
+
+// A LEAD for a flow no probe has made us verify yet: a preloaded sender sends one as soon as its flow is a
+// quarter of the way to bulk, before the receiver's first probe can arrive. Kept unchecked (no lookup
+// to spend) until that probe makes us look the connection up, and taken then from the socket's owner or
+// root. So the receiver stands down at its first echo, before any trains or window of its own.
+struct EarlyLead {
+  uint32_t uid = 0;
+  int64_t until = 0;
+};
+// How long an early LEAD waits for the receiver's first probe: a receiver probes a quarter of the way to
+// bulk, a round trip or two after its sender got there.
+constexpr int64_t kEarlyLeadNs = 2000000000LL;
 
 // A sender's LEAD holds this long. The sender repeats it every 0.5 s while the receiver's probe still
 // reaches us (shim/track.c, lead_or_yield): a receiver that stood down stops probing, and the word lapses.
@@ -478,6 +491,7 @@ class Responder {
         bool gone = now - f.last_seen > 60000000000LL || (!f.verified && now >= f.verified_until);
         it = gone ? flows_.erase(it) : std::next(it);
       }
+      for (auto it = early_.begin(); it != early_.end();) it = now >= it->second.until ? early_.erase(it) : std::next(it);
       // A peer's bucket refilled to its burst is no different from a new one.
       for (auto it = peer_trains_.begin(); it != peer_trains_.end();)
         it = now - it->second.last > 4 * 60000000000LL / std::max(1u, o_.train_peer_per_min) ? peer_trains_.erase(it)
@@ -576,13 +590,13 @@ class Responder {
         return;
       }
       it = flows_.emplace(key, Flow{}).first;
-      lookup(it->second, m.flow, now);
+      lookup(it->second, key, m.flow, now);
     } else if (now >= it->second.verified_until) {
       if (!verify_budget_.take(o_.verify_rate, o_.verify_rate / 4.0 + 1, now)) {
         refuse("verify-budget", c_.verify_budget, p);
         return;
       }
-      lookup(it->second, m.flow, now);
+      lookup(it->second, key, m.flow, now);
     } else {
       c_.cache_hits++;
     }
@@ -598,7 +612,8 @@ class Responder {
   }
 
   // LEADs from preloaded senders here. Each names a flow a receiver's probe made us verify, and comes
-  // from that flow's socket's owner (or root); then its echoes carry SOBAS_PROBE_F_SENDER_LEADS.
+  // from that flow's socket's owner (or root); then its echoes carry SOBAS_PROBE_F_SENDER_LEADS. One for a
+  // flow not verified yet waits for its probe (EarlyLead).
   void receive_leads() {
     for (int i = 0; i < 256; i++) {
       alignas(8) uint8_t buf[SOBAS_PROBE_LEN + 1];
@@ -624,9 +639,16 @@ class Responder {
         continue;
       }
       int64_t now = now_ns();
-      auto it = flows_.find(flow_key(m.flow));
+      std::string key = flow_key(m.flow);
+      auto it = flows_.find(key);
       if (it == flows_.end() || !it->second.verified) {
-        refuse("lead-unprobed", c_.lead_refused, from);
+        // Bounded like the flows: a local user's flood of made-up flows fills this and nothing else.
+        if (early_.size() >= o_.max_flows && !early_.count(key)) {
+          refuse("lead-table-full", c_.lead_refused, from);
+          continue;
+        }
+        early_[key] = EarlyLead{cr->uid, now + kEarlyLeadNs};
+        c_.early_leads++;
         continue;
       }
       // A budget of their own: any local user can send LEADs, and must not spend the lookups that
@@ -648,12 +670,25 @@ class Responder {
     }
   }
 
-  void lookup(Flow &f, const sobas_probe_flow &fl, int64_t now) {
+  // Verifies a flow, and takes an early LEAD waiting for it from the owner the same lookup names.
+  void lookup(Flow &f, const std::string &key, const sobas_probe_flow &fl, int64_t now) {
     c_.netlink_queries++;
-    int r = diag_.established(fl.family, fl.snd_addr, fl.snd_port, fl.rcv_addr, fl.rcv_port);
+    auto early = early_.find(key);
+    uint32_t owner = 0;
+    int r = diag_.established(fl.family, fl.snd_addr, fl.snd_port, fl.rcv_addr, fl.rcv_port, &owner);
     if (r < 0) c_.netlink_errors++;
     f.verified = r == 1;
     f.verified_until = now + int64_t(o_.verify_cache_ms) * 1000000;
+    if (!f.verified || early == early_.end()) return;
+    const EarlyLead e = early->second;
+    early_.erase(early);
+    if (now >= e.until) return;
+    if (e.uid != 0 && e.uid != owner) {
+      refuse("lead-not-owner", c_.lead_refused, "uid " + std::to_string(e.uid));
+      return;
+    }
+    f.lead_until = now + kLeadHoldNs;
+    c_.leads++;
   }
 
   void echo(int fd, const Peer &p, sobas_probe_msg m, Flow &f, int64_t now) {
@@ -671,6 +706,14 @@ class Responder {
 
   void train_request(int fd, const Peer &p, const sobas_probe_msg &m, Flow &f, int64_t now) {
     c_.train_requests++;
+    // Its sender steers: a sobas receiver stands down at the flagged echo and has no use for C', and the
+    // trains would burst into the buffer the sender is keeping empty (or a competitor keeps full). A
+    // receiver under a policy of its own (bdp takes C'·T) asks again a second later and gets them.
+    if (now < f.lead_until && !f.trains_withheld) {
+      f.trains_withheld = true;
+      c_.trains_withheld++;
+      return;
+    }
     if (f.last_train && now - f.last_train < int64_t(o_.train_interval_s) * 1000000000) {
       refuse("train-rate", c_.train_limited, p);
       return;
@@ -795,6 +838,8 @@ class Responder {
     j["lead_socket"] = lead_fd_ >= 0;
     j["leads"] = c_.leads;
     j["lead_refused"] = c_.lead_refused;
+    j["early_leads"] = c_.early_leads;
+    j["trains_withheld"] = c_.trains_withheld;
     j["flows"] = flows_.size();
     return j.dump();
   }
@@ -817,6 +862,7 @@ class Responder {
   SockDiag diag_;
   SteeredTable steered_;
   std::unordered_map<std::string, Flow> flows_;
+  std::unordered_map<std::string, EarlyLead> early_;
   std::unordered_map<std::string, Bucket> peer_trains_;  // per source address
   std::deque<TrainJob> jobs_;
   Bucket verify_budget_, lead_budget_;

@@ -54,14 +54,16 @@ PY
 
 # A preloaded sender tells its host's sobasd that it steers a flow (LEAD, over the abstract unix socket
 # @sobasd.lead); sobasd's echoes for that flow then carry SOBAS_PROBE_F_SENDER_LEADS and the receiver's
-# sobas stands down. So a LEAD counts only from the TCP socket's owner (or root), and only for a flow a
-# receiver's probe made sobasd verify. Here over loopback in the server's namespace: the server and its
-# connections are root's; a LEAD from nobody, or one before any probe, leaves the echoes unflagged.
-@test "sobasd takes a LEAD only from the flow's owner or root, after a probe, and then flags that flow's echoes" {
+# sobas stands down. So a LEAD counts only from the TCP socket's owner (or root). The sender's first LEAD
+# comes before the receiver's first probe: it waits for that probe, whose lookup checks its owner, and
+# the flow's first train request then gets no trains (its second does: a receiver under a policy of its
+# own asks again). Here over loopback in the server's namespace: the server and its connections are
+# root's.
+@test "sobasd takes a LEAD only from the flow's owner or root, before or after the first probe, flags that flow's echoes and withholds its first trains" {
   run in_srv python3 - "$REPO/test/wan" <<'PY'
 import socket, subprocess, sys, time
 sys.path.insert(0, sys.argv[1])
-from probe_client import encode, PROBE, ECHO
+from probe_client import encode, collect, PROBE, ECHO, TRAIN_REQ, TRAIN
 LEAD = 5
 server = ("127.0.0.1", 9521)
 udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -82,18 +84,28 @@ def lead(f, user):
     who = [] if user == "root" else ["setpriv", "--reuid", user, "--regid", "nogroup", "--clear-groups"]
     subprocess.run(who + ["python3", "-c", code, encode(LEAD, f, 0, 0).hex()], check=True)
     time.sleep(0.1)
-(c1, f1), (c2, f2) = flow(), flow()
+def train_packets(f, req):
+    udp.sendto(encode(TRAIN_REQ, f, 7, req, trains=2, train_len=4, size=200), server)
+    return sum(1 for typ, _, _ in collect(udp, 0.5) if typ == TRAIN)
+(c1, f1), (c2, f2), (c3, f3), (c4, f4) = flow(), flow(), flow(), flow()
 seen = {"first probe": echo_flags(f1, 1)}
 lead(f1, "nobody")
 seen["after nobody's LEAD"] = echo_flags(f1, 2)
-lead(f2, "root")
-seen["LEAD before any probe"] = echo_flags(f2, 1)
 lead(f1, "root")
 seen["after root's LEAD"] = echo_flags(f1, 3)
-seen["the other flow"] = echo_flags(f2, 2)
+lead(f2, "root")
+lead(f3, "nobody")
+seen["root's LEAD before the first probe"] = echo_flags(f2, 1)
+seen["nobody's LEAD before the first probe"] = echo_flags(f3, 1)
+seen["a flow never led"] = echo_flags(f4, 1)
+seen["led flow's first trains"] = train_packets(f2, 11)
+seen["led flow's second trains"] = train_packets(f2, 12)
+seen["unled flow's first trains"] = train_packets(f3, 13)
 print(seen)
-assert seen == {"first probe": 0, "after nobody's LEAD": 0, "LEAD before any probe": 0,
-                "after root's LEAD": 1, "the other flow": 0}, seen
+assert seen == {"first probe": 0, "after nobody's LEAD": 0, "after root's LEAD": 1,
+                "root's LEAD before the first probe": 1, "nobody's LEAD before the first probe": 0,
+                "a flow never led": 0, "led flow's first trains": 0, "led flow's second trains": 8,
+                "unled flow's first trains": 8}, seen
 PY
   echo "$output"
   [ "$status" -eq 0 ]
