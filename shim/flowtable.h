@@ -62,6 +62,7 @@ struct sobas_addr {
 #define SOBAS_FLOW_APP_PACED 0x40u /* the application set its own pacing rate: never paced by sobas */
 #define SOBAS_FLOW_PEER_STEERS 0x80u /* the other end's sobas steers the flow (the receiver's window holds a sender, or a
                                         sender told sobasd it leads): this end measures only */
+#define SOBAS_FLOW_LED_EARLY 0x100u /* a sender's first LEAD, before its receiver could probe, was looked at (sent or not) */
 
 enum sobas_flow_origin { SOBAS_ORIGIN_CONNECT = 0, SOBAS_ORIGIN_ACCEPT = 1, SOBAS_ORIGIN_INHERITED = 2 };
 

@@ -98,6 +98,11 @@ int sobas_peer_steers(const struct sobas_addr *local, const struct sobas_addr *p
   return t && sobas_steered_has(t, &fl, now_ns);
 }
 
+int sobas_peer_sobasd_here(int64_t now_ns) {
+  look(now_ns);
+  return __atomic_load_n(&S.t, __ATOMIC_ACQUIRE) != NULL;
+}
+
 /* One datagram on a socket opened for it: a LEAD goes once per flow, again only while its receiver still
  * probes (track.c), so a kept socket, which the host's close and dup2 would have to step around, is not
  * worth its fd. Close-on-exec for the microseconds it lives. */

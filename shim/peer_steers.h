@@ -15,6 +15,10 @@ int sobas_peer_steers(const struct sobas_addr *local, const struct sobas_addr *p
  * it (none, or one from before LEAD): then the receiver steers. Keeps errno. */
 int sobas_peer_lead(const struct sobas_addr *local, const struct sobas_addr *peer);
 
+/* 1 when a sobasd publishes its steered-flows table here (looked for at most once a second): a LEAD
+ * has someone to go to. */
+int sobas_peer_sobasd_here(int64_t now_ns);
+
 /* In a fork's child: a look another thread had begun is orphaned; the child may look again. */
 void sobas_peer_steers_fork_child(void);
 

@@ -58,6 +58,7 @@ struct slot {
   uint64_t cap_bps;
   uint32_t cap_trains;
   uint8_t sender_leads; /* an echo said the flow's sender runs sobas and steers it */
+  uint8_t yields;       /* the flow stands down when its sender leads: trains withheld are not asked again */
   uint64_t *poke; /* the flow's next-check mark: zeroed so the host's next read looks at the news */
   uint32_t close_req; /* atomic: the handle its flow closed with; the helper frees the slot */
 };
@@ -238,7 +239,8 @@ static void service(struct slot *s, int64_t now, int64_t *wake) {
   if (s->train_phase == 0) send_train_request(s, now);
   if (s->train_phase == 1 && s->train_got && now - s->train_last_ns > TRAIN_QUIET_NS) finish_trains(s);
   if (s->train_phase == 1 && now - s->req_ns > TRAIN_WAIT_NS) {
-    if (s->train_got == 0 && s->train_tries < TRAIN_TRIES)
+    /* sobasd withholds a led flow's first trains (docs/probe.md): one that stands down has no use for them. */
+    if (s->train_got == 0 && s->train_tries < TRAIN_TRIES && !(s->sender_leads && s->yields))
       send_train_request(s, now);
     else
       finish_trains(s);
@@ -404,7 +406,7 @@ static void fill_to(struct slot *s, const struct sobas_addr *peer, uint16_t port
 }
 
 uint32_t sobas_probe_open(const struct sobas_addr *local, const struct sobas_addr *peer, uint16_t port,
-                          uint32_t mss, uint64_t *poke_at, enum sobas_probe_none *why) {
+                          uint32_t mss, int yields, uint64_t *poke_at, enum sobas_probe_none *why) {
   *why = SOBAS_NONE_NO_SOCKET;
   if (__atomic_load_n(&P.stopped, __ATOMIC_ACQUIRE)) return 0;
   struct sobas_probe_flow fl;
@@ -440,6 +442,7 @@ uint32_t sobas_probe_open(const struct sobas_addr *local, const struct sobas_add
     s->fam = fam;
     s->flow = fl;
     s->poke = poke_at;
+    s->yields = (uint8_t)(yields != 0);
     fill_to(s, peer, port);
     s->nonce = next_random();
     /* Train packets as large as the flow's own segments: what the path carries unfragmented. */

@@ -38,10 +38,12 @@ struct sobas_probe_view {
 int sobas_probe_flow_of(const struct sobas_addr *rcv, const struct sobas_addr *snd, struct sobas_probe_flow *fl);
 
 /* Starts probing a flow (local/peer: the receiver's TCP ends; mss: its segment size, which sizes the train
- * packets; poke_at: the flow's next-check mark, zeroed when C' is in or the probe gives up), starting the helper thread on first use.
- * Returns a handle, or 0 when the flow will not be probed (*why tells the flow's log why). */
+ * packets; yields: the flow stands down when an echo says its sender leads, so trains sobasd withholds then
+ * are not asked for again; poke_at: the flow's next-check mark, zeroed when C' is in or the probe gives
+ * up), starting the helper thread on first use. Returns a handle, or 0 when the flow will not be probed
+ * (*why tells the flow's log why). */
 uint32_t sobas_probe_open(const struct sobas_addr *local, const struct sobas_addr *peer, uint16_t port,
-                          uint32_t mss, uint64_t *poke_at, enum sobas_probe_none *why);
+                          uint32_t mss, int yields, uint64_t *poke_at, enum sobas_probe_none *why);
 /* Closes the window: fills *v and keeps the probe going (a flow not read for a second is idle and its
  * probe pauses). Returns -1 for a handle this process no longer knows (after fork): open again; 1 when
  * the helper was busy (nothing read, nothing lost: the next window gets it). Never blocks; `patient`

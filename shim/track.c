@@ -363,7 +363,7 @@ static void probe_open(int fd, struct sobas_flow *f) {
   if (f->base_rtt_us < f->eng.p.min_rtt_us) return; /* a LAN: the engine never steers it, nothing to probe */
   enum sobas_probe_none why;
   f->probe = sobas_probe_open(&f->local, &f->peer, (uint16_t)sobas_proc.cfg.probe_port, f->last.rcv_mss,
-                              &f->next_check, &why);
+                              sobas_proc.cfg.policy == SOBAS_POLICY_SOBAS, &f->next_check, &why);
   if (!f->probe && why == SOBAS_NONE_BUSY) {
     f->flags &= ~(uint32_t)SOBAS_FLOW_PROBED; /* the next check asks again */
     return;
@@ -579,6 +579,24 @@ static void lead_or_yield(int fd, struct sobas_flow *f, const struct sobas_windo
   if (logging()) log_flow_line(f, "lead", "role=sender why=peer-probe state=%s", sobas_state_name(flow_state(f)));
 }
 
+/* A sender's first LEAD, at the point where its receiver would open the probe (a quarter of the way to
+ * bulk), so that it reaches sobasd before that probe: a sobas receiver then stands down at its first
+ * echo, and sobasd withholds the trains it asks for with it. Measured with the LEAD left until the
+ * sender found its flow in sobasd's table (250-460 ms into the flow), the receiver had asked for its
+ * trains ~150 ms in and capped its window at 1.2·C'·T when they came: on `servers` (8 downloads, both
+ * ends preloaded) 109-150 retransmits against the sender alone's 35. Only where a sobasd publishes its
+ * table here; nothing is logged (no receiver may ever probe), and sobasd drops it unanswered after 2 s.
+ * The table's LEADs (lead_or_yield) still come, and still start the receiver's grace. */
+static void lead_early(int fd, struct sobas_flow *f) {
+  const struct sobas_config *c = &sobas_proc.cfg;
+  f->flags |= SOBAS_FLOW_LED_EARLY;
+  if (c->policy != SOBAS_POLICY_SOBAS || !c->sender || (f->flags & SOBAS_FLOW_APP_PACED) ||
+      !sobas_peer_sobasd_here(sobas_now_ns()))
+    return;
+  learn_names(fd, f);
+  sobas_peer_lead(&f->local, &f->peer);
+}
+
 /* sobasd's echo says the flow's sender runs sobas and steers it (in the window's probe view): the
  * receiver opens its window as far as the kernel allows, stops probing (C' and the echoes serve only a
  * receiver that steers) and measures. Only under SOBAS: a policy the user chose (fixed, bdp, drs) holds;
@@ -689,6 +707,7 @@ void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s) {
   if (!(f->flags & SOBAS_FLOW_ANNOUNCED)) announce(fd, f);
   uint64_t probe_at = sobas_proc.cfg.bulk_bytes / 4;
   if (!(f->flags & SOBAS_FLOW_PROBED) && total >= probe_at && role_of(f) == SOBAS_ROLE_RECEIVER) probe_open(fd, f);
+  if (!(f->flags & SOBAS_FLOW_LED_EARLY) && total >= probe_at && role_of(f) == SOBAS_ROLE_SENDER) lead_early(fd, f);
   take_capacity(fd, f);
   if (!(f->flags & SOBAS_FLOW_BULK)) {
     if (total < sobas_proc.cfg.bulk_bytes) {

@@ -309,10 +309,12 @@ PY
   grep -q ' ev=probe .* status=active' "$BATS_TEST_TMPDIR/again.log"
 }
 
-# Both ends preloaded, sobasd on the sender's host: the receiver's probe reaches sobasd, which marks the
-# flow in its steered-flows table; the sender finds it there at its next window and tells sobasd it
-# steers (LEAD, over sobasd's unix socket), and sobasd's echoes then stand the receiver down: it opens its
-# window and stops probing, and the sender decides. Without sobasd the receiver steers and the sender
+# Both ends preloaded, sobasd on the sender's host: the sender tells sobasd it steers (LEAD, over
+# sobasd's unix socket) a quarter of the way to bulk, before the receiver's first probe arrives; that
+# probe's lookup takes the LEAD, and sobasd's echoes stand the receiver down at its first window, with the
+# trains it asked for withheld: it never holds the flow, stops probing, and the sender decides. The
+# receiver's probe also marks the flow in sobasd's steered-flows table, where the sender finds it and
+# repeats the LEAD. Without sobasd the receiver steers and the sender
 # lets go once the peer's window holds it (sobas.bats).
 # Then sobasd is killed and restarted while the sender lives. The sender maps the table, and a file
 # that shrank under it would kill it with SIGBUS: a restart must make a new file (another inode), never
@@ -373,6 +375,13 @@ for i, (flow, rcv_log) in enumerate(zip(flows, sys.argv[2:])):
     assert int(leads[0]["t_ms"]) - first <= 1000, "the sender found sobasd's word late"
     down_at = int(downs[0]["t_ms"])
     assert not [x for x in rcv if x.get("ev") == "decision" and int(x["t_ms"]) > down_at], "the receiver steered after standing down"
+    # The sender's first LEAD reached sobasd before the receiver's first probe: the receiver's first echo
+    # stood it down, with no trains (sobasd withheld them) and no window of its own before. A window
+    # later leaves a stalled host's margin.
+    early = [int(x["t_ms"]) for x in rcv if x.get("ev") == "window" and int(x["t_ms"]) < down_at]
+    assert len(early) <= 1, f"the receiver stood down at its window {len(early) + 1}"
+    assert not [x for x in rcv if x.get("ev") == "probe" and x.get("what") == "capacity"], "the receiver got trains"
+    assert not [x for x in rcv if x.get("ev") == "decision"], "the receiver held the flow before standing down"
     if i == 0:  # 100 MB: long enough for the sender's own decision
         assert any(x.get("ev") == "decision" and x["to"] == "decided" for x in snd), "the sender never held the flow"
 PY
