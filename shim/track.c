@@ -557,9 +557,10 @@ static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_windo
 /* Repeated while the receiver's probe still reaches sobasd: a receiver that missed the echoes of the first
  * LEAD (sobasd's word holds 2 s) hears the next. */
 #define LEAD_REPEAT_NS 500000000LL
-/* A receiver stands down at its next window after the LEAD (150-280 ms later on the testbed); one whose window
- * still holds the flow a second after the first LEAD did not (a policy the user chose, or a sobas from
- * before LEAD), and keeps the flow. */
+/* A receiver stands down at its first window, the early LEAD having reached sobasd before its first probe
+ * (lead_early; 423-719 ms into its flow on the testbed), or at its next window after a LEAD from the
+ * table; one whose window still holds the flow a second after the table's first LEAD did not (a policy
+ * the user chose, or a sobas from before LEAD), and keeps the flow. */
 #define LEAD_GRACE_NS 1000000000LL
 
 /* The receiver's sobas probes this flow (sobasd's table says so): with sobasd listening, this sender
@@ -581,12 +582,13 @@ static void lead_or_yield(int fd, struct sobas_flow *f, const struct sobas_windo
 
 /* A sender's first LEAD, at the point where its receiver would open the probe (a quarter of the way to
  * bulk), so that it reaches sobasd before that probe: a sobas receiver then stands down at its first
- * echo, and sobasd withholds the trains it asks for with it. Measured with the LEAD left until the
+ * window, and sobasd withholds the trains it asks for with it. Measured with the LEAD left until the
  * sender found its flow in sobasd's table (250-460 ms into the flow), the receiver had asked for its
  * trains ~150 ms in and capped its window at 1.2·C'·T when they came: on `servers` (8 downloads, both
- * ends preloaded) 109-150 retransmits against the sender alone's 35. Only where a sobasd publishes its
+ * ends preloaded) 109-150 retransmits against the sender alone's 35; with this LEAD, 14-63 (3 runs), every
+ * receiver down at its first window with no trains. Only where a sobasd publishes its
  * table here; nothing is logged (no receiver may ever probe), and sobasd drops it unanswered after 2 s.
- * The table's LEADs (lead_or_yield) still come, and still start the receiver's grace. */
+ * The table's LEADs (lead_or_yield) still come, and still start the second a receiver is given (LEAD_GRACE_NS). */
 static void lead_early(int fd, struct sobas_flow *f) {
   const struct sobas_config *c = &sobas_proc.cfg;
   f->flags |= SOBAS_FLOW_LED_EARLY;
