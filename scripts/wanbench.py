@@ -765,32 +765,36 @@ def source_commit():
         return None
 
 
+def contender_row(con, rs, a_bps):
+    """One contender's row of the table from its runs RS (Run objects, or records read back)."""
+    ok = [r for r in rs if r.valid]
+    g = [r.goodput_bps for r in ok]
+    mean = statistics.mean(g) if g else None
+    return dict(
+        contender=con, runs=len(rs), valid_runs=len(ok),
+        goodput_mbps=round(mean / 1e6, 2) if g else None,
+        goodput_sd_mbps=round(statistics.stdev(g) / 1e6, 2) if len(g) > 1 else 0.0,
+        pct_of_A=round(100 * mean / a_bps, 1) if g and a_bps else None,
+        rtt_p50_ms=round(statistics.mean(r.rtt_p50_ms for r in ok), 2) if ok else None,
+        rtt_p95_ms=round(statistics.mean(r.rtt_p95_ms for r in ok), 2) if ok else None,
+        retrans=round(statistics.mean(r.retrans for r in ok), 1) if ok else None,
+        queue_drops=round(statistics.mean(r.queue_drops for r in ok), 1) if ok else None,
+        decision_ms=round(statistics.mean(d), 1) if (d := [r.decision_ms for r in ok
+                                                            if r.decision_ms is not None]) else None,
+        aside_s=[r.aside_s for r in ok], back_s=[r.back_s for r in ok],
+        rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok], beside_mbps=[r.beside_mbps for r in ok],
+        drops_after_decision=[r.drops_after_decision for r in ok],
+        decided_after_ss_ms=[r.decided_after_ss_ms for r in ok],
+        invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid],
+        paired_seeds=True)
+
+
 def summarise(sc, cal, size, runs, commit):
     contenders = []
     for con in sc.contenders + [c for c in SEEDS if c not in sc.contenders]:
         rs = [r for r in runs if r.contender == con]
-        if not rs:  # left out by --contenders
-            continue
-        ok = [r for r in rs if r.valid]
-        g = [r.goodput_bps for r in ok]
-        mean = statistics.mean(g) if g else None
-        contenders.append(dict(
-            contender=con, runs=len(rs), valid_runs=len(ok),
-            goodput_mbps=round(mean / 1e6, 2) if g else None,
-            goodput_sd_mbps=round(statistics.stdev(g) / 1e6, 2) if len(g) > 1 else 0.0,
-            pct_of_A=round(100 * mean / cal["A_bps"], 1) if g and cal["A_bps"] else None,
-            rtt_p50_ms=round(statistics.mean(r.rtt_p50_ms for r in ok), 2) if ok else None,
-            rtt_p95_ms=round(statistics.mean(r.rtt_p95_ms for r in ok), 2) if ok else None,
-            retrans=round(statistics.mean(r.retrans for r in ok), 1) if ok else None,
-            queue_drops=round(statistics.mean(r.queue_drops for r in ok), 1) if ok else None,
-            decision_ms=round(statistics.mean(d), 1) if (d := [r.decision_ms for r in ok
-                                                                if r.decision_ms is not None]) else None,
-            aside_s=[r.aside_s for r in ok], back_s=[r.back_s for r in ok],
-            rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok], beside_mbps=[r.beside_mbps for r in ok],
-            drops_after_decision=[r.drops_after_decision for r in ok],
-            decided_after_ss_ms=[r.decided_after_ss_ms for r in ok],
-            invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid],
-            paired_seeds=True))
+        if rs:  # else left out by --contenders
+            contenders.append(contender_row(con, rs, cal["A_bps"]))
     return dict(name=sc.name, title=sc.title, paper=sc.paper, run_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 commit=commit,
                 C=sc.rate, rtt_ms=sc.rtt_ms,
@@ -971,12 +975,62 @@ def keep_contenders(new, old):
             for c in old["contenders"] if c["contender"] not in ran]
     if not rows:
         return
-    for c in new["contenders"]:
-        c.update(run_at=new["run_at"], commit=new.get("commit"))
+    for c in new["contenders"]:  # a pooled row (pool_contenders) already names its runs
+        c.setdefault("run_at", new["run_at"])
+        c.setdefault("commit", new.get("commit"))
     order = [c["contender"] for c in old["contenders"]]
     new["contenders"] = sorted(rows + new["contenders"],
                                key=lambda c: order.index(c["contender"]) if c["contender"] in order else len(order))
     new["runs"] = [r for r in old["runs"] if r["contender"] not in ran] + new["runs"]
+
+
+class Record(dict):
+    """A run read back from results.json, its fields as attributes (None for one an older run lacks)."""
+    __getattr__ = dict.get
+
+
+def pool_contenders(new, old):
+    """--pool: a contender this run repeated also keeps its runs from OLD, after this run's (renumbered,
+    without the series only a first repeat keeps), and its row is taken over all of them, A from this
+    run's calibration. Runs of one contender at two commits pool only where the code they ran is the same:
+    the caller says so by asking, and the row names both runs and commits."""
+    for c in new["contenders"]:
+        earlier = next((o for o in old["contenders"] if o["contender"] == c["contender"]), None)
+        if not earlier:
+            continue
+        mine = [r for r in new["runs"] if r["contender"] == c["contender"]]
+        theirs = [dict(r, repeat=len(mine) + i, series={})
+                  for i, r in enumerate(r for r in old["runs"] if r["contender"] == c["contender"])]
+        new["runs"] += theirs
+        row = contender_row(c["contender"], [Record(r) for r in mine + theirs], new["calibration"]["A_bps"])
+        t_new, c_new = new["run_at"], new.get("commit")
+        t_old, c_old = earlier.get("run_at", old["run_at"]), earlier.get("commit", old.get("commit"))
+        c.clear()
+        c.update(row, run_at=f"{t_old} and {t_new}", commit=f"{c_old} and {c_new}" if c_old != c_new else c_new)
+
+
+def merge_results(results, old, pool):
+    """--merge: RESULTS keeps OLD's scenarios it did not repeat, and in those it did the contenders it
+    left out (keep_contenders; with POOL, the earlier runs of those it repeated too: pool_contenders)."""
+    # A scenario rerun with no valid run at all measured the host, not sobas: the old one stays.
+    void = {s["name"] for s in results["scenarios"] if not any(c["valid_runs"] for c in s["contenders"])}
+    for name in sorted(void & {s["name"] for s in old["scenarios"]}):
+        print(f"wanbench: {name}: no valid run, the earlier results stay", file=sys.stderr)
+    results["scenarios"] = [s for s in results["scenarios"] if s["name"] not in void or
+                            s["name"] not in {o["name"] for o in old["scenarios"]}]
+    ran = {s["name"] for s in results["scenarios"]}
+    order = [s.name for s in scenarios(False)]
+    for s in old["scenarios"]:  # scenarios from before run_at existed carry their run's start
+        s.setdefault("run_at", old["started"])
+    kept = [s for s in old["scenarios"] if s["name"] not in ran]
+    for s in results["scenarios"]:
+        earlier = next((o for o in old["scenarios"] if o["name"] == s["name"]), None)
+        if earlier and pool:
+            pool_contenders(s, earlier)
+        if earlier:
+            keep_contenders(s, earlier)
+    results["scenarios"] = sorted(kept + results["scenarios"],
+                                  key=lambda s: order.index(s["name"]) if s["name"] in order else len(order))
 
 
 def interrupted(*_):
@@ -994,6 +1048,9 @@ def main():
     ap.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")
     ap.add_argument("--keep", action="store_true",
                     help="keep every run's files (sobas logs, pings, emulator series) in the temporary folder")
+    ap.add_argument("--pool", action="store_true",
+                    help="with --merge: a contender this run repeats keeps its earlier runs too, its row taken "
+                         "over all of them (for runs of the same code)")
     ap.add_argument("--merge", action="store_true",
                     help="keep the scenarios of OUT/results.json that this run does not repeat, or repeats "
                          "with no valid run, and in a repeated one the contenders this run leaves out")
@@ -1013,6 +1070,8 @@ def main():
         sys.exit(f"wanbench: unknown contender(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")
     if args.repeats is not None and args.repeats < 1:
         sys.exit("wanbench: --repeats must be >= 1")
+    if args.pool and not args.merge:
+        sys.exit("wanbench: --pool needs --merge")
     # Ctrl-C and SIGTERM unwind through the finally blocks: no namespace or process left behind.
     signal.signal(signal.SIGTERM, interrupted)
     results = Bench(args).run()
@@ -1022,24 +1081,7 @@ def main():
     merge_from = os.path.join(args.out, "results.json")
     if args.merge and os.path.exists(merge_from):
         with open(merge_from) as f:
-            old = json.load(f)
-        # A scenario rerun with no valid run at all measured the host, not sobas: the old one stays.
-        void = {s["name"] for s in results["scenarios"] if not any(c["valid_runs"] for c in s["contenders"])}
-        for name in sorted(void & {s["name"] for s in old["scenarios"]}):
-            print(f"wanbench: {name}: no valid run, the earlier results stay", file=sys.stderr)
-        results["scenarios"] = [s for s in results["scenarios"] if s["name"] not in void or
-                                s["name"] not in {o["name"] for o in old["scenarios"]}]
-        ran = {s["name"] for s in results["scenarios"]}
-        order = [s.name for s in scenarios(False)]
-        for s in old["scenarios"]:  # scenarios from before run_at existed carry their run's start
-            s.setdefault("run_at", old["started"])
-        kept = [s for s in old["scenarios"] if s["name"] not in ran]
-        for s in results["scenarios"]:
-            earlier = next((o for o in old["scenarios"] if o["name"] == s["name"]), None)
-            if earlier:
-                keep_contenders(s, earlier)
-        results["scenarios"] = sorted(kept + results["scenarios"],
-                                      key=lambda s: order.index(s["name"]) if s["name"] in order else len(order))
+            merge_results(results, json.load(f), args.pool)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     write_reports(results, args.out, not args.no_plots)
