@@ -163,7 +163,7 @@ class SockDiag {
   bool ok() const { return fd_ >= 0; }
   // 1 established, 0 no such connection, -1 the lookup failed. *uid: the socket's owner, when 1.
   int established(uint8_t family, const uint8_t local[16], uint16_t lport, const uint8_t peer[16], uint16_t pport,
-                  uint32_t *uid = nullptr) {
+                  uint32_t *uid) {
     struct {
       nlmsghdr nlh;
       inet_diag_req_v2 r;
@@ -200,7 +200,7 @@ class SockDiag {
             m->id.idiag_sport != htons(lport))
           return 0;
         if (!same_peer(m, family, peer)) return 0;
-        if (uid) *uid = m->idiag_uid;
+        *uid = m->idiag_uid;
         return 1;
       }
     }
@@ -299,14 +299,15 @@ struct Flow {
   Bucket echo;
   int64_t last_train = 0;
   int64_t last_seen = 0;
+  uint32_t owner = 0;       // the TCP socket's owner, as the lookup that verified it found
   int64_t lead_until = 0;  // its sender's sobas steers it: echoes say so until then
   bool trains_withheld = false;  // its first train request came while its sender led
 };
 
-// A LEAD for a flow no probe has made us verify yet: a preloaded sender sends one as soon as its flow is a
-// quarter of the way to bulk, before the receiver's first probe can arrive. Kept unchecked (no lookup
-// to spend) until that probe makes us look the connection up, and taken then from the socket's owner or
-// root. So the receiver stands down at its first echo, before any trains or window of its own.
+// A LEAD for a flow no probe has made us verify yet (or whose answer expired): a preloaded sender sends
+// one as soon as its flow is a quarter of the way to bulk, before the receiver's first probe can arrive.
+// Kept unchecked until that probe makes us look the connection up, and taken then from the socket's owner
+// or root. So the receiver stands down at its first echo, before any trains or window of its own.
 struct EarlyLead {
   uint32_t uid = 0;
   int64_t until = 0;
@@ -612,8 +613,10 @@ class Responder {
   }
 
   // LEADs from preloaded senders here. Each names a flow a receiver's probe made us verify, and comes
-  // from that flow's socket's owner (or root); then its echoes carry SOBAS_PROBE_F_SENDER_LEADS. One for a
-  // flow not verified yet waits for its probe (EarlyLead).
+  // from that flow's socket's owner (or root); then its echoes carry SOBAS_PROBE_F_SENDER_LEADS. The owner
+  // is the one the verifying lookup found: a LEAD costs no lookup, so any local user's LEADs cannot spend
+  // those that verify remote receivers' probes. One for a flow not verified (or whose answer expired)
+  // waits for its next probe's lookup (EarlyLead).
   void receive_leads() {
     for (int i = 0; i < 256; i++) {
       alignas(8) uint8_t buf[SOBAS_PROBE_LEN + 1];
@@ -641,7 +644,7 @@ class Responder {
       int64_t now = now_ns();
       std::string key = flow_key(m.flow);
       auto it = flows_.find(key);
-      if (it == flows_.end() || !it->second.verified) {
+      if (it == flows_.end() || !it->second.verified || now >= it->second.verified_until) {
         // Bounded like the flows: a local user's flood of made-up flows fills this and nothing else.
         if (early_.size() >= o_.max_flows && !early_.count(key)) {
           refuse("lead-table-full", c_.lead_refused, from);
@@ -651,44 +654,32 @@ class Responder {
         c_.early_leads++;
         continue;
       }
-      // A budget of their own: any local user can send LEADs, and must not spend the lookups that
-      // verify remote receivers' probes.
-      if (!lead_budget_.take(o_.verify_rate, o_.verify_rate / 4.0 + 1, now)) {
-        refuse("lead-budget", c_.lead_refused, from);
-        continue;
-      }
-      c_.netlink_queries++;
-      uint32_t owner = 0;
-      int r = diag_.established(m.flow.family, m.flow.snd_addr, m.flow.snd_port, m.flow.rcv_addr, m.flow.rcv_port, &owner);
-      if (r < 0) c_.netlink_errors++;
-      if (r != 1 || (cr->uid != 0 && cr->uid != owner)) {
-        refuse("lead-not-owner", c_.lead_refused, from);
-        continue;
-      }
-      it->second.lead_until = now + kLeadHoldNs;
-      c_.leads++;
+      take_lead(it->second, cr->uid, now, from);
     }
   }
 
-  // Verifies a flow, and takes an early LEAD waiting for it from the owner the same lookup names.
-  void lookup(Flow &f, const std::string &key, const sobas_probe_flow &fl, int64_t now) {
-    c_.netlink_queries++;
-    auto early = early_.find(key);
-    uint32_t owner = 0;
-    int r = diag_.established(fl.family, fl.snd_addr, fl.snd_port, fl.rcv_addr, fl.rcv_port, &owner);
-    if (r < 0) c_.netlink_errors++;
-    f.verified = r == 1;
-    f.verified_until = now + int64_t(o_.verify_cache_ms) * 1000000;
-    if (!f.verified || early == early_.end()) return;
-    const EarlyLead e = early->second;
-    early_.erase(early);
-    if (now >= e.until) return;
-    if (e.uid != 0 && e.uid != owner) {
-      refuse("lead-not-owner", c_.lead_refused, "uid " + std::to_string(e.uid));
+  // A LEAD from `uid` for a verified flow: taken from its socket's owner or root.
+  void take_lead(Flow &f, uint32_t uid, int64_t now, const std::string &from) {
+    if (uid != 0 && uid != f.owner) {
+      refuse("lead-not-owner", c_.lead_refused, from);
       return;
     }
     f.lead_until = now + kLeadHoldNs;
     c_.leads++;
+  }
+
+  // Verifies a flow, keeping its socket's owner, and takes an early LEAD waiting for it.
+  void lookup(Flow &f, const std::string &key, const sobas_probe_flow &fl, int64_t now) {
+    c_.netlink_queries++;
+    int r = diag_.established(fl.family, fl.snd_addr, fl.snd_port, fl.rcv_addr, fl.rcv_port, &f.owner);
+    if (r < 0) c_.netlink_errors++;
+    f.verified = r == 1;
+    f.verified_until = now + int64_t(o_.verify_cache_ms) * 1000000;
+    auto early = early_.find(key);
+    if (!f.verified || early == early_.end()) return;
+    const EarlyLead e = early->second;
+    early_.erase(early);
+    if (now < e.until) take_lead(f, e.uid, now, "uid " + std::to_string(e.uid));
   }
 
   void echo(int fd, const Peer &p, sobas_probe_msg m, Flow &f, int64_t now) {
@@ -865,7 +856,7 @@ class Responder {
   std::unordered_map<std::string, EarlyLead> early_;
   std::unordered_map<std::string, Bucket> peer_trains_;  // per source address
   std::deque<TrainJob> jobs_;
-  Bucket verify_budget_, lead_budget_;
+  Bucket verify_budget_;
   Counters c_;
   std::map<std::string, Refusal> refusals_;
   int64_t last_report_ = 0, last_expiry_ = 0;

@@ -111,11 +111,11 @@ PY
   [ "$status" -eq 0 ]
 }
 
-# Any local user can send LEADs, and each costs sobasd a connection lookup: they have a budget of their
-# own, so a flood of them cannot spend the lookups that verify remote receivers' probes. In a namespace
-# of the test's own, a sobasd with one lookup a second: the probe takes the verify budget's token, and
-# root's LEAD right after it still flags the flow's echoes (with one budget for both, it was refused).
-@test "sobasd: LEADs spend a lookup budget of their own, not the one that verifies probes" {
+# Any local user can send LEADs: they must not spend the lookups that verify remote receivers' probes. A
+# LEAD is checked against the owner the flow's verifying lookup found, and costs none. In a namespace of
+# the test's own, a sobasd with one lookup a second: the probe takes that second's lookup, and root's LEAD
+# right after it still flags the flow's echoes (one that drew on the same budget was refused).
+@test "sobasd: a LEAD spends no lookup of the budget that verifies probes" {
   run unshare -n python3 - "$REPO/test/wan" "$BUILD/bin/sobasd" <<'PY'
 import socket, subprocess, sys, time
 sys.path.insert(0, sys.argv[1])
