@@ -144,6 +144,7 @@ struct sobas_engine {
   int64_t last_increase_ns;         /* when S last grew */
   uint32_t grow_clear;              /* increases in a row in slow start with no queue */
   int64_t decided_ns;
+  uint32_t base_decided_us;         /* the base RTT the search decided at (0: none known then) */
   uint32_t loss_episodes;           /* kernel signals: loss episodes we did not cause, each close to the last */
   int64_t last_episode_ns;          /* when the last of them began */
   uint8_t in_loss;                  /* the last window had out-of-order arrivals: an episode is under way */

@@ -1156,6 +1156,27 @@ TEST(Engine, ANewcomersQueueIsMeasuredOverTheRttHeldAlone) {
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
 }
 
+// Decided beside a competitor's queue that was already in the handshake's RTT (base 58 ms of 40): held
+// at 58-62 ms the flow reads clean and even lifts. Once the competitor's losses empty the buffer and
+// the base falls to 40 ms, the decision is known to have been a share: step aside, with no rate held
+// alone to come back to. A base a millisecond lower (a whole-ms sample) is no such news.
+TEST(Engine, ABaseThatFallsUnderTheDecisionsWasACompetitorsQueue) {
+  for (bool pacer : {false, true}) {
+    sobas_engine_params p = Engine::defaults();
+    if (pacer) sobas_engine_pacer_params(&p);
+    Engine g(0, p, 58000);
+    g.decide(9);
+    EXPECT_EQ(g.held_until_action(10, 9, 60000), 11) << pacer;
+    g.base = 57000;
+    EXPECT_EQ(g.held_until_action(5, 9, 60000), 6) << pacer;
+    g.base = 44000;
+    ASSERT_EQ(g.held_until_action(1, 9, 50000), 1) << pacer;
+    EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING) << pacer;
+    EXPECT_EQ(g.e.s, g.p.s_max) << pacer;
+    EXPECT_EQ(g.e.r_alone, 0u) << pacer;
+  }
+}
+
 // Stepped aside: the competitor leaves and the rate comes back to what the flow held alone: search
 // again (uncapped) and decide anew. Not before the backoff, and not on the share's swings.
 TEST(Engine, ReturnsWhenTheRateComesBackToWhatItHeldAlone) {
@@ -1259,19 +1280,29 @@ TEST(Engine, AQueueEmptiedForAMomentIsNoReturn) {
 
 // A pacer (trim_first) held on a path that slowed: a standing queue with the rate sunk trims S to the
 // rate the flow got, once, and it holds there with no queue; a receiver's window steps aside instead.
+// Alone, a second slowdown steps aside (a competitor whose queue comes and goes would take each trim);
+// among siblings the trim is re-armed by the queue's going, and trims again.
 TEST(Engine, APacerOnASlowerPathTrimsSToTheRateItGets) {
   sobas_engine_params p = Engine::defaults();
   p.trim_first = 1;
-  Engine g(0, p);
-  g.decide(92);
-  ASSERT_TRUE(g.held_until_action(20, 85, 46000) <= 20);
-  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
-  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
-  EXPECT_EQ(g.e.s, bytes(85 * kMbps, kRtt));
-  EXPECT_EQ(g.held_until_action(100, 85, kRtt), 101) << "held at the trimmed S, no queue: nothing more to do";
-  ASSERT_LE(g.held_until_action(20, 78, 46000), 20) << "the path slows again, after a clean hold";
-  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE) << "trimmed again, not stepped aside";
-  EXPECT_EQ(g.e.s, bytes(78 * kMbps, kRtt));
+  for (uint32_t siblings : {0u, 1u}) {
+    Engine g(0, p);
+    g.siblings = siblings;
+    g.decide(92);
+    ASSERT_TRUE(g.held_until_action(20, 85, 46000) <= 20);
+    EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+    EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+    EXPECT_EQ(g.e.s, bytes(85 * kMbps, kRtt));
+    EXPECT_EQ(g.held_until_action(100, 85, kRtt), 101) << "held at the trimmed S, no queue: nothing more to do";
+    ASSERT_LE(g.held_until_action(20, 78, 46000), 20) << "the path slows again, after a clean hold";
+    if (siblings) {
+      EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE) << "among siblings: trimmed again";
+      EXPECT_EQ(g.e.s, bytes(78 * kMbps, kRtt));
+    } else {
+      EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING) << "alone: trimmed once a decision";
+      EXPECT_EQ(g.e.s, g.p.s_max);
+    }
+  }
   Engine r;
   r.decide(92);
   r.held_until_action(20, 85, 46000);
@@ -1614,6 +1645,24 @@ TEST(Engine, APacersLiftEndsAtTheFirstQueue) {
   room.decide(72);
   for (int i = 0; i < 200; i++) room.on_path(96);
   EXPECT_GE(room.e.s, bytes(96 * kMbps, kRtt) * 99 / 100) << "with room the lifts still find it";
+}
+
+// A pacer trimmed once, alone: a lift that then finds room is a new decision, and a later slowdown of
+// the path trims again instead of stepping aside.
+TEST(Engine, ALiftThatFindsRoomReArmsThePacersTrim) {
+  sobas_engine_params p = with_lift();
+  p.trim_first = 1;
+  Engine g(0, p);
+  g.decide(92);
+  ASSERT_LE(g.held_until_action(20, 85, 46000), 20);
+  ASSERT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+  const size_t trimmed = g.acts.size();
+  for (int i = 0; i < 200; i++) g.on_path(96);
+  ASSERT_GE(g.count(SOBAS_WHY_LIFT, trimmed), 2) << "the path gives 96 again: the lifts find room";
+  ASSERT_GE(g.e.s, bytes(96 * kMbps, kRtt) * 99 / 100);
+  ASSERT_LE(g.held_until_action(20, 80, 46000), 20);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+  EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
 }
 
 // Decided on CUBIC's plateau after a loss (69 of 77 Mb/s), the sender grows its cwnd into a lifted
