@@ -16,6 +16,7 @@ and DIR/<scenario>.png (throughput and RTT vs time per contender; for sobas the 
 import argparse
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -37,6 +38,7 @@ MSS_FRACTION = 1448 / 1500  # TCP payload per 1500-byte IP packet with timestamp
 TRANSFER_TIMEOUT_S = 600  # one transfer; a slower run is reported as not finished
 LATE_LIMIT_US = 100  # mean release lateness above this and the emulated path is not the one asked for
 STALL_LAG_LIMIT = 0.03  # the link frozen by host stalls for more of the run than this: the host was measured
+COMPETITOR_PHASE_S = 5.0  # a competitor already there: the flow starts up to this much later, per repeat (settle_s)
 IPERF_BLOCK = 128 * 1024
 PING_PORT, FLOOD_PORT, HTTP_PORT, IPERF_PORT, XIPERF_PORT, SOBASD_PORT = 7001, 7002, 8080, 5201, 5202, 9521
 UDT_PORT = 9000
@@ -273,6 +275,23 @@ class Run:
         self.reasons.append(why)
 
 
+# Cross traffic settles before the flow starts; a competitor due later arrives on its own clock. A TCP
+# competitor already there settles 1 s and then a while drawn per repeat, the same for every contender of
+# a repeat (paired, as the seeds are): with no random loss, a fixed 1 s made every repeat of a contender
+# one run. On `competing` each overflow of the buffer (about every 5 s) drops 1-5 packets, and whose they
+# are sets the two flows' shares for a long while: at 831143a the overflows 10-16 s into the 6 runs of
+# sobas with sobasd dropped 4-13 packets bound for the flow's host and 1-2 of the competitor's, and the
+# flow ran 20-30% under linux default from there (0.74x); in the 6 of sobas without sobasd, 3-5 and 2-4
+# (1.09x). The runs of each contender were near copies of one another.
+def settle_s(sc, rep):
+    c = sc.cross
+    if not c or c.start:
+        return 0.2
+    if c.kind != "tcp":
+        return 1.0
+    return 1.0 + random.Random(5 + rep).uniform(0.0, COMPETITOR_PHASE_S)
+
+
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -501,8 +520,7 @@ class Bench:
         ping_out = os.path.join(self.tmp, f"{tag}.ping")
         try:
             cross = self.start_cross(sc, tag, rep)
-            # Cross traffic settles before the flow starts (a competitor due later arrives on its own clock).
-            time.sleep(1.0 if sc.cross and not sc.cross.start else 0.2)
+            time.sleep(settle_s(sc, rep))
             ping = self.procs.start(RCV, [self.exe("wanping"), "--to", f"{SND_IP}:{PING_PORT}", "--out", ping_out])
             rx0 = retrans_segs(SND)
             t0 = time.monotonic()
@@ -786,7 +804,7 @@ def contender_row(con, rs, a_bps):
         drops_after_decision=[r.drops_after_decision for r in ok],
         decided_after_ss_ms=[r.decided_after_ss_ms for r in ok],
         invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid],
-        paired_seeds=True)
+        paired_seeds=True, phased=True)
 
 
 def summarise(sc, cal, size, runs, commit):
@@ -830,6 +848,19 @@ def one_seed_line(s):
     return f"One seed for every repeat (run before the seeds were per repeat): {', '.join(old)}." if old else None
 
 
+def phase_line(s):
+    """Beside a TCP competitor already there, when the flow started, and the rows run before the phase
+    was drawn per repeat (settle_s): their repeats met the competitor at one phase."""
+    cross = s["cross"] or {}
+    if cross.get("kind") != "tcp" or cross.get("start"):
+        return None
+    old = [c["contender"] for c in s["contenders"] if not c.get("phased")]
+    line = (f"The flow starts 1 to {1 + COMPETITOR_PHASE_S:g} s after the competitor, drawn per repeat (the same "
+            "for every contender of a repeat).")
+    return line + (f" Run with the flow 1 s after it in every repeat (before the phase was drawn): "
+                   f"{', '.join(old)}." if old else "")
+
+
 def markdown(results):
     out = [f"# WAN benchmark — {results['started']}", "",
            f"Kernel {results['kernel']}; repeats per contender as its *valid* column counts (this run: "
@@ -848,6 +879,7 @@ def markdown(results):
         out += [f"## {s['name']}: {s['title']}", "",
                 *([run_line(s), ""] if s.get("run_at") else []),
                 *([one_seed, ""] if (one_seed := one_seed_line(s)) else []),
+                *([phase, ""] if (phase := phase_line(s)) else []),
                 f"C = {s['C']}b/s, base RTT {cal['base_rtt_ms']:.2f} ms (set {s['rtt_ms']:g}), buffer "
                 f"{s['buffer_bdp']:g} BDP = {s['buffer_bytes'] / 1000:.0f} KB, loss {s['loss']:g}, "
                 f"{s['tool']}, {s['transfer_bytes'] / 1e6:.0f} MB per transfer; cross traffic "

@@ -201,3 +201,26 @@ PY
   echo "$output"
   [ "$status" -eq 0 ] && [ "${lines[-1]}" = ok ]
 }
+
+@test "wanbench.settle_s: beside a TCP competitor already there the flow starts 1-6 s after it, drawn per repeat, the same for every contender" {
+  run "$PY" - "$REPO/scripts" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import wanbench
+
+by = {s.name: s for s in wanbench.scenarios(False)}
+waits = [wanbench.settle_s(by["competing"], rep) for rep in range(8)]
+assert all(1.0 <= w <= 1.0 + wanbench.COMPETITOR_PHASE_S for w in waits), waits
+assert len(set(waits)) == len(waits), waits  # each repeat its own phase
+assert max(waits) - min(waits) > 1.0, waits  # spread over the competitor's sawtooth, not one phase
+assert waits == [wanbench.settle_s(by["competing"], rep) for rep in range(8)]  # paired: every contender alike
+assert wanbench.settle_s(by["congested"], 0) == waits[0]
+assert wanbench.settle_s(by["typical"], 3) == 1.0  # unresponsive cross traffic: no sawtooth to meet
+assert wanbench.settle_s(by["gig-tcp"], 3) == 1.0  # window-limited streams: no sawtooth either
+assert wanbench.settle_s(by["arrive-leave"], 3) == 0.2  # the competitor arrives on its own clock
+assert wanbench.settle_s(by["gig"], 3) == 0.2  # no cross traffic
+print("ok")
+PY
+  echo "$output"
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" = ok ]
+}
