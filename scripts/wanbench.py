@@ -277,12 +277,10 @@ class Run:
 
 # Cross traffic settles before the flow starts; a competitor due later arrives on its own clock. A TCP
 # competitor already there settles 1 s and then a while drawn per repeat, the same for every contender of
-# a repeat (paired, as the seeds are): with no random loss, a fixed 1 s made every repeat of a contender
-# one run. On `competing` each overflow of the buffer (about every 5 s) drops 1-5 packets, and whose they
-# are sets the two flows' shares for a long while: at 831143a the overflows 10-16 s into the 6 runs of
-# sobas with sobasd dropped 4-13 packets bound for the flow's host and 1-2 of the competitor's, and the
-# flow ran 20-30% under linux default from there (0.74x); in the 6 of sobas without sobasd, 3-5 and 2-4
-# (1.09x). The runs of each contender were near copies of one another.
+# a repeat (paired, as the seeds are): with no random loss, a fixed 1 s met the competitor at one phase in
+# every repeat. On `competing` at 831143a the flow's rate over its first 10 s (the emulator's series, 1 s
+# steps) agreed within 2 Mb/s across 4 runs of sobas with sobasd and 3 without: the repeats sampled one
+# start, not the path's spread over the competitor's sawtooth (its overflows every ~5 s).
 def settle_s(sc, rep):
     c = sc.cross
     if not c or c.start:

@@ -771,12 +771,12 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
  * rate was its share beside that queue, and every queue rule since measured against a base inflated by
  * it. Measured on `congested` (one CUBIC flow, 0.01% loss), 17 sender logs: the 10 whose handshake
  * met the queue (base 56-59 ms of 40) decided at 8.8-27.4 Mb/s and made 19.9-36.3 over their flows,
- * the queue under the 10% rule most of the time (56-63 ms); the 7 whose handshake met an empty buffer
+ * the queue under the 10% rule for seconds at a time (56-63 ms); the 7 whose handshake met an empty buffer
  * decided at 29.8-47.0 and made 27.2-52.6. In all 10 the base fell (to 40.0-42.5 ms) 1.4-9.4 s in;
  * beside a BBR flow, at its ProbeRTT 9.3-9.9 s in. Beside a CUBIC flow with no random loss, whose
- * queue never empties, it fell in 1 of 21 runs. On the paths without a competing flow (68 decisions
+ * queue never empties, it fell in 1 of 19 runs. On the paths without a competing flow (68 decisions
  * of every role on gig, gig-udp, gig-tcp, typical, shallow, bloated, long, servers, arrive-leave)
- * the base never fell more than 0.1 ms after the decision. */
+ * the base never fell more than 0.13 ms after the decision. */
 static int base_fell(const struct sobas_engine *e, const struct sobas_engine_input *in) {
   return rtt_above(e->base_decided_us, in->base_rtt_us, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
 }
