@@ -166,6 +166,41 @@ PY
   [ "$(field lossy close probe)" = active ]
 }
 
+# Beside a competitor's queue the flow steps aside (why=competing) and stops probing: the echoes only
+# queue behind the competitor's (the benchmark's `competing` measured the cost of probing on: under plain
+# CUBIC in 5 of 6 repeats). The probe's totals are logged when it stops; the close record says off. A
+# path loss keeps the probe (the test above). The competitor is a plain curl already filling the
+# 1-BDP buffer; a step aside takes 1.1-2.5 s in the benchmark's runs, so 12 s leave room for a host's stalls.
+@test "probe: stepped aside for a competitor's queue, the flow stops probing and logs the probe's totals" {
+  path 100M 500000
+  ip netns exec "$TB-rcv" curl -sS -o /dev/null --max-time 20 "http://10.80.1.1:8080/huge" 3>&- &
+  local comp=$!
+  sleep 3
+  rc=$(fetch compete huge --max-time 12)
+  kill "$comp" 2>/dev/null || true
+  wait "$comp" || true
+  stop_path
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 28 ]
+  python3 - "$BATS_TEST_TMPDIR/compete.log" <<'PY'
+import sys
+log = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(sys.argv[1])]
+for x in log:
+    if x.get("ev") in ("decision", "probe", "close"):
+        print(" ".join(f"{k}={x[k]}" for k in ("ev", "t_ms", "what", "status", "to", "why", "sent", "probe") if k in x))
+aside = next((x for x in log if x.get("ev") == "decision" and x["to"] == "congested"), None)
+assert aside is not None, "never stepped aside beside the competitor"
+assert aside["why"] == "competing", f"stepped aside for {aside['why']}, not the competitor's queue"
+# Stopped in the window that stepped aside: its line comes next (t_ms is when each line was written).
+end = log[log.index(aside) + 1]
+assert end.get("ev") == "probe" and end.get("status") == "off" and end["why"] == "aside", "the probe did not stop at the step aside"
+assert int(end["sent"]) > 0 and int(end["echoes"]) > 0, "the probe's totals were not logged"
+later = [x for x in log if x.get("ev") == "window" and int(x["t_ms"]) > int(aside["t_ms"])]
+assert later and all(x["probe"] == "off" for x in later), "probing after the step aside"
+close = next(x for x in log if x.get("ev") == "close")
+assert close["probe"] == "off", f"the close record says probe={close['probe']}"
+PY
+}
+
 # Judges one 60 s run: "pass"; "fail: why"; "excused: ..." when the flow stepped aside in the run's
 # last 8 s or came back (resumed) and was not aside at the end (a loss rate the path had); "host: ..." (not judged, as an
 # invalid run) when the step aside followed what the host did to the link: a stall of the emulator of
