@@ -508,8 +508,10 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
    * the repeat): on, 0.74x plain CUBIC and under it in 5 repeats of 6; closed, 1.01x (17.8-30.7 Mb/s
    * against 16.9-33.1), without sobasd 1.03x. How 100 echoes a second, none lost, cost that much was
    * not found: aside, the engine made no decision and moved no lever in those runs.
-   * Aside for the path's losses, it keeps probing: its echoes' gaps are the forward path's loss. */
-  if (a.to == SOBAS_ST_CONGESTED && a.why == SOBAS_WHY_COMPETING && f->probe && !(f->flags & SOBAS_FLOW_SENDS))
+   * Aside for the path's losses, it keeps probing: its echoes' gaps are the forward path's loss. A
+   * probe that gave up already (none) keeps its record of why. */
+  if (a.to == SOBAS_ST_CONGESTED && a.why == SOBAS_WHY_COMPETING && f->probe && f->probe_status != SOBAS_PROBE_NONE &&
+      !(f->flags & SOBAS_FLOW_SENDS))
     probe_end(f, pv, "aside");
 }
 

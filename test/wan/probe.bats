@@ -315,19 +315,37 @@ PY
   skip "no judged run in 3 attempts: the host is too busy to emulate the path"
 }
 
-@test "probe: kill sobasd mid-transfer and restart it; the flow falls back to kernel signals, the download completes intact, the next flow is probed" {
+# One download from a sobasd on port 9522 that is killed 3 s in and back 1 s later, as a supervisor
+# (systemd's Restart=) would have it; logs to kill.log, prints curl's status and the data's SHA-256
+# (hashed on the fly: no file to write back), leaves the restarted sobasd's pid in restarted.pid.
+download_through_kill() {
   ip netns exec "$TB-snd" "$SOBASD" --port 9522 2>/dev/null 3>&- &
   own=$!
-  path 100M 500000
-  # Killed 3 s in, back 1 s later, as a supervisor (systemd's Restart=) would have it.
   ( sleep 3; kill -9 "$own"; sleep 1
     ip netns exec "$TB-snd" "$SOBASD" --port 9522 2>/dev/null 3>&- &
     echo $! > "$BATS_TEST_TMPDIR/restarted.pid" ) 3>&- &
   killer=$!
-  # Hashed on the fly (no file to write back): the download's exit status, then its SHA-256.
-  read -r rc sum < <(ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_LOG="$BATS_TEST_TMPDIR/kill.log" \
-    SOBAS_PROBE_PORT=9522 bash -c 'set -o pipefail; s=$(curl -sS "http://10.80.1.1:8080/file" | sha256sum); echo "$? ${s%% *}"')
+  ip netns exec "$TB-rcv" env LD_PRELOAD="$LIB" SOBAS_LOG="$BATS_TEST_TMPDIR/kill.log" \
+    SOBAS_PROBE_PORT=9522 bash -c 'set -o pipefail; s=$(curl -sS "http://10.80.1.1:8080/file" | sha256sum); echo "$? ${s%% *}"'
   wait "$killer" || true
+}
+
+# A flow that stepped aside as `competing` before the kill had stopped probing (docs/probe.md), so it
+# cannot show the fall-back: that download is void and the test takes a second (a CI run under load
+# stepped aside 0.66 s into slow start on this clean path).
+@test "probe: kill sobasd mid-transfer and restart it; the flow falls back to kernel signals, the download completes intact, the next flow is probed" {
+  path 100M 500000
+  local try
+  for try in 1 2; do
+    rm -f "$BATS_TEST_TMPDIR/kill.log"
+    read -r rc sum < <(download_through_kill)
+    grep -q ' ev=probe .* status=off why=aside' "$BATS_TEST_TMPDIR/kill.log" || break
+    echo "try $try void: the probe had stopped aside"
+    local pid
+    pid=$(cat "$BATS_TEST_TMPDIR/restarted.pid")
+    kill "$pid"
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done # its port free for the next try's sobasd
+  done
   # The restarted sobasd answers the next flow's probe (the first stays on kernel signals: a helper
   # that found its peer silent does not ask again).
   [ "$(SOBAS_PROBE_PORT=9522 fetch again small)" = 0 ]
