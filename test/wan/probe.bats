@@ -173,14 +173,22 @@ PY
 # 1-BDP buffer; a step aside takes 1.1-2.5 s in the benchmark's runs, so 12 s leave room for a host's stalls.
 @test "probe: stepped aside for a competitor's queue, the flow stops probing and logs the probe's totals" {
   path 100M 500000
-  ip netns exec "$TB-rcv" curl -sS -o /dev/null --max-time 20 "http://10.80.1.1:8080/huge" 3>&- &
-  local comp=$!
-  sleep 3
-  rc=$(fetch compete huge --max-time 12)
-  kill "$comp" 2>/dev/null || true
-  wait "$comp" || true
+  local try
+  for try in 1 2; do
+    ip netns exec "$TB-rcv" curl -sS -o /dev/null --max-time 20 "http://10.80.1.1:8080/huge" 3>&- &
+    local comp=$!
+    sleep 3
+    rc=$(fetch compete huge --max-time 12)
+    kill "$comp" 2>/dev/null || true
+    wait "$comp" || true
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 28 ]
+    # A flow may step aside for losses with no queue first, and then keeps probing: none did in the
+    # benchmark's `competing` runs, but a host that stalls the link makes such losses (wan.bash,
+    # host_drops). That run shows nothing here, and a second one is taken.
+    grep ' ev=decision ' "$BATS_TEST_TMPDIR/compete.log" | grep -m1 ' to=congested ' | grep -q ' why=competing ' && break
+    echo "try $try: no step aside for the competitor"
+  done
   stop_path
-  [ "$rc" -eq 0 ] || [ "$rc" -eq 28 ]
   python3 - "$BATS_TEST_TMPDIR/compete.log" <<'PY'
 import sys
 log = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(sys.argv[1])]
