@@ -506,8 +506,10 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
    * closed: back 1.0-1.3 s after the departure, the last 10 s within 0.7 ms of the base). Probing on
    * cost the flow its share, measured on `competing` (6 repeats, each contender at the phase drawn for
    * the repeat): on, 0.74x plain CUBIC and under it in 5 repeats of 6; closed, 1.01x (17.8-30.7 Mb/s
-   * against 16.9-33.1), without sobasd 1.03x. How 100 echoes a second, none lost, cost that much was
-   * not found: aside, the engine made no decision and moved no lever in those runs.
+   * against 16.9-33.1), without sobasd 1.03x. Aside, the engine made no decision and moved no lever in
+   * those runs; the cost follows the echo rate (slowed to 10 a second aside, a build not committed: 23.3
+   * Mb/s, as closed) and comes with the emulator's forward lateness doubled, so it may be the testbed's
+   * (docs/probe.md).
    * Aside for the path's losses, it keeps probing: its echoes' gaps are the forward path's loss. A
    * probe that gave up already (none) keeps its record of why. */
   if (a.to == SOBAS_ST_CONGESTED && a.why == SOBAS_WHY_COMPETING && f->probe && f->probe_status != SOBAS_PROBE_NONE &&
