@@ -166,11 +166,11 @@ PY
   [ "$(field lossy close probe)" = active ]
 }
 
-# Beside a competitor's queue the flow steps aside (why=competing) and stops probing: the echoes only
-# queue behind the competitor's (the benchmark's `competing` measured the cost of probing on: under plain
-# CUBIC in 5 of 6 repeats). The probe's totals are logged when it stops; the close record says off. A
+# Beside a competitor's queue the flow steps aside (why=competing) and stops probing: aside it steers
+# nothing, and probing on cost it its share (the benchmark's `competing`: under plain CUBIC in 5 of 6
+# repeats; docs/probe.md). The probe's totals are logged when it stops; the close record says off. A
 # path loss keeps the probe (the test above). The competitor is a plain curl already filling the
-# 1-BDP buffer; a step aside takes 1.1-2.5 s in the benchmark's runs, so 12 s leave room for a host's stalls.
+# 1-BDP buffer; a step aside takes 1.2-2.8 s in the benchmark's runs, so 12 s leave room for a host's stalls.
 @test "probe: stepped aside for a competitor's queue, the flow stops probing and logs the probe's totals" {
   path 100M 500000
   local try
