@@ -421,9 +421,15 @@ static int probe_says_congested(const struct sobas_engine *e, const struct sobas
  * share (measured on `gig-udp`: slow start overflowed with 1970 out-of-order arrivals at 457 Mb/s, the
  * next window 663, then a plateau at 555-568 Mb/s of A = 552 read as 1.15 times a share of 457, and
  * the flow stepped aside for the whole run, RTT+ p50 11.9 ms; no kept `competing` or `congested` run
- * noted its competitor from a lossy window). */
+ * noted its competitor from a lossy window). Nor is a window that fills S: under the start cap
+ * (1.2·C'·T) a flow alone queues 0.2·T of its own in every echo, and one stalled window before it (the
+ * rate cut, every echo late) makes the pair (AStartCapsOwnQueueIsNoCompetitors). Two WAN-suite flows
+ * on a clean 100 Mb/s path (no cross traffic, C' = C) stepped aside as `competing` 0.63 and 0.66 s into
+ * slow start; their windows were not kept, so that this was the cause is a reading, not a measurement. A
+ * competitor's share fills no cap: replayed over the 371 kept benchmark receivers with the probe (every
+ * scenario, 2026-11-27 and 28; 53 stepped aside so in slow start), no note moves. */
 static void note_foreign_queue(struct sobas_engine *e, const struct sobas_engine_input *in) {
-  if (!in->probe || kernel_losses(in) || e->in_loss ||
+  if (!in->probe || kernel_losses(in) || e->in_loss || fills_s(e, in) ||
       !rtt_above(in->rtt_least_us, base_rtt(in), e->p.full_rtt_frac, 2000)) {
     e->queued_run = 0;
     return;

@@ -1047,6 +1047,21 @@ TEST(Engine, AQueueThatStandsOnlyAtThePlateauIsThePaths) {
   EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
 }
 
+// Under its start cap (1.2·C'·T) a flow alone keeps a queue of its own, 0.2·T, in every echo: the
+// competitor rule's "every echo met a queue". A host stall just before the cap fills cuts that window's
+// rate and queues its echoes too; the two together read as a competitor's queue that stood while the
+// flow still rose, and the plateau at C stepped aside as `competing` on a path with no one else on it.
+// A window that fills S holds a queue the flow's own window explains: no competitor's evidence.
+TEST(Engine, AStartCapsOwnQueueIsNoCompetitors) {
+  Engine g(100 * kMbps);
+  EXPECT_FALSE(g.feed(40, 41000, 0, true, 46000, 40200));  // slow start, its bursts' queues come and go
+  EXPECT_FALSE(g.feed(20, 75000, 0, true, 80000, 70000));  // a 35 ms stall: every echo late, the rate cut
+  for (int i = 0; i < 4 && g.e.state != SOBAS_ST_DECIDED && g.e.state != SOBAS_ST_CONGESTED; i++)
+    g.feed(96, 48500, 0, true, 50000, 48000);  // at the cap: 582 KB in flight of 600, 8 ms of our own queue
+  EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+}
+
 // Slow start overflowing the buffer beside constant UDP (the windows of a real `gig-udp` run, 20 ms):
 // the overflow's window is queued and cut by its losses, the next queued too, then the flow's plateau
 // at A. A rate cut by losses is no competitor's share: the flow decides on its plateau.
