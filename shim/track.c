@@ -21,6 +21,7 @@
 #include "probe.h"
 #include "real.h"
 #include "ringw.h"
+#include "sobas/steered.h"
 
 struct sobas_proc sobas_proc;
 
@@ -563,7 +564,7 @@ static int peer_holds(struct sobas_flow *f, const struct sobas_window *w) {
 }
 
 /* Leaves the flow to the receiver's sobas (why: peer-window, or peer-probe when sobasd here says the
- * receiver probes and takes no LEAD). */
+ * receiver probes and takes no LEAD, or still probes after it). */
 static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_window *w, enum sobas_reason why) {
   int err = f->hold.pace_Bps ? sobas_enforce_unpace(fd, &f->hold) : 0;
   f->flags |= SOBAS_FLOW_PEER_STEERS;
@@ -586,12 +587,25 @@ static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_windo
  * the user chose, or a sobas from before LEAD), and keeps the flow. */
 #define LEAD_GRACE_NS 1000000000LL
 
+/* A receiver that stood down stopped probing by the grace's end, and sobasd's table forgets it a second
+ * after its last probe (SOBAS_STEERED_FRESH_NS) reached sobasd, at most a round trip after it left. A
+ * flow the table still names then is probed by a receiver that did not stand down: it keeps the flow.
+ * Its window need not hold the sender for that: a receiver holding more than the sender's own decision
+ * (fixed:BYTES above R·T, or bdp's C'·T over a rate the sender decided low: in a CI run a sender that
+ * left slow start on a rate drop paced under a bdp receiver's window for 6 s, neither window rule met,
+ * both ends steering) offers a window the flow never meets. */
+#define LEAD_UNHEARD_NS (LEAD_GRACE_NS + SOBAS_STEERED_FRESH_NS)
+
 /* The receiver's sobas probes this flow (sobasd's table says so): with sobasd listening, this sender
  * steers and sobasd's echoes stand the receiver down (docs/design.md, "When both ends run sobas");
  * with a sobasd from before LEAD, the receiver steers. A repeat that fails (sobasd's queue full, or it
  * restarted) changes nothing: the receiver may have stood down already, and the flow must not be left
  * to nobody. */
 static void lead_or_yield(int fd, struct sobas_flow *f, const struct sobas_window *w) {
+  if (f->lead_at_ns && w->t_end_ns >= f->lead_at_ns + LEAD_UNHEARD_NS + (int64_t)f->last.rtt_us * 1000) {
+    yield_to_peer(fd, f, w, SOBAS_WHY_PEER_PROBE);
+    return;
+  }
   if (w->t_end_ns < f->lead_next_ns) return;
   if (sobas_peer_lead(&f->local, &f->peer) != 0) {
     if (!f->lead_at_ns) yield_to_peer(fd, f, w, SOBAS_WHY_PEER_PROBE);
