@@ -590,10 +590,11 @@ static void yield_to_peer(int fd, struct sobas_flow *f, const struct sobas_windo
 /* A receiver that stood down stopped probing by the grace's end, and sobasd's table forgets it a second
  * after its last probe (SOBAS_STEERED_FRESH_NS) reached sobasd, at most a round trip after it left. A
  * flow the table still names then is probed by a receiver that did not stand down: it keeps the flow.
- * Its window need not hold the sender for that: a receiver holding more than the sender's own decision
- * (fixed:BYTES above R·T, or bdp's C'·T over a rate the sender decided low: in a CI run a sender that
- * left slow start on a rate drop paced under a bdp receiver's window for 6 s, neither window rule met,
- * both ends steering) offers a window the flow never meets. */
+ * Its window need not hold the sender for that: bdp's C'·T is the path's capacity, over a sender that
+ * decided on what cross traffic left it (60 of 100 Mb/s beside 40 of UDP) or low (in a CI run a sender
+ * that left slow start on a rate drop paced under a bdp receiver's window for 6 s, neither window rule
+ * met, both ends steering), and the flow never meets it. Only bdp and SOBAS receivers probe: one under
+ * fixed:BYTES or drs is never in the table, and the window rule alone lets go to it. */
 #define LEAD_UNHEARD_NS (LEAD_GRACE_NS + SOBAS_STEERED_FRESH_NS)
 
 /* The receiver's sobas probes this flow (sobasd's table says so): with sobasd listening, this sender
