@@ -61,6 +61,7 @@ struct sobas_engine_params {
   uint32_t congested_episodes; /* kernel signals: this many loss episodes not of our making => congested ... */
   uint32_t congested_span_rtts; /* ... each beginning within this many base RTTs of the one before */
   uint32_t drain_rtts;      /* decided, window not known: held at the first window with no queue, or after this many base RTTs */
+  uint8_t aside_undrained;  /* ... unless the queue is still draining; one through them that no longer falls and is half or more of the one decided with is a competitor's: step aside (a pacer) */
   uint32_t min_rtt_us;      /* paths with a base RTT below this are not steered (LANs, loopback) */
   uint64_t s_min;           /* never cap below this many bytes */
   uint64_t s_max;           /* the largest window the kernel gives: S on a congested path */
@@ -145,6 +146,8 @@ struct sobas_engine {
   uint32_t grow_clear;              /* increases in a row in slow start with no queue */
   int64_t decided_ns;
   uint32_t base_decided_us;         /* the base RTT the search decided at (0: none known then) */
+  uint32_t q_decided_us;            /* the queue (RTT over the base) of the window the search decided on */
+  uint32_t rtt_draining_us;         /* decided, not yet held: the RTT of the last window */
   uint32_t loss_episodes;           /* kernel signals: loss episodes we did not cause, each close to the last */
   int64_t last_episode_ns;          /* when the last of them began */
   uint8_t in_loss;                  /* the last window had out-of-order arrivals: an episode is under way */

@@ -1475,10 +1475,11 @@ TEST(Engine, APacersFirstQueueUnderItsInFlightRateIsAStartCap) {
 }
 
 // A pacer that decided on its share beside a competitor already in the buffer (its base RTT holds the
-// competitor's queue, which then grows): no offered window to wait for, so it is held three windows
-// after the decision and the standing queue trims it, then steps it aside, within 1.5 s; with a
-// receiver's drain bound (50 RTTs) the trim alone came 2.9 s after the decision.
-TEST(Engine, APacerIsHeldSoonAfterItDecidesSoAStandingQueueStepsItAside) {
+// competitor's queue, which then grows): it lowers its pace by its queue's share (pace.c), so a queue
+// that no longer falls and is still half or more of the one it decided with when the drain's time is
+// up is the competitor's, and it steps aside then, with no trim first. A pacer whose queue is gone one window
+// after the decision, or has more than halved, is held, and stays decided.
+TEST(Engine, APacerWhoseQueueOutlastsItsDrainStepsAside) {
   sobas_engine_params p = Engine::defaults();
   sobas_engine_pacer_params(&p);
   Engine g(0, p);
@@ -1486,12 +1487,51 @@ TEST(Engine, APacerIsHeldSoonAfterItDecidesSoAStandingQueueStepsItAside) {
   const int64_t decided = g.t;
   int n = 0;
   while (!g.feed(24, 60000) && n < 40) n++;  // a sender's window: no offered window (rcv_wnd 0)
-  ASSERT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
-  int m = 0;
-  while (!g.feed(22, 60000) && m < 40) m++;
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
   EXPECT_EQ(g.e.s, g.p.s_max) << "a pacer steps aside at once";
-  EXPECT_LE(g.t - decided, 1500 * kMs) << n << " windows to the trim, " << m << " more to the step aside";
+  // At the first window that ends drain_rtts base RTTs after the decision: the queue's windows are 120 ms.
+  EXPECT_LE(g.t - decided, (int64_t)g.p.drain_rtts * kRtt * 1000 + 120 * kMs) << n << " windows";
+
+  Engine alone(0, p);
+  alone.decide(26);
+  EXPECT_FALSE(alone.feed(25, 60000)) << "the drain's window";
+  for (int i = 0; i < 10; i++) EXPECT_FALSE(alone.feed(26, kRtt)) << i;
+  EXPECT_EQ(alone.e.state, SOBAS_ST_DECIDED);
+
+  // Decided with 5 ms of queue (decide()), 2 ms left through the drain: its own, draining, not a
+  // competitor's, though still over the 5% rule when the drain's time is up.
+  Engine halved(0, p);
+  halved.decide(26);
+  for (int i = 0; i < 4; i++) EXPECT_FALSE(halved.feed(26, kRtt + 2000)) << i;
+  EXPECT_TRUE(halved.e.held);
+  EXPECT_EQ(halved.e.state, SOBAS_ST_DECIDED);
+}
+
+// Decided with 20 ms of queue (a decision over A: the pace drains from the held rate, the cut reaching
+// the queue an RTT late), the queue then falls by a third a window: a drain, waited out past drain_rtts
+// though still over half the 20 ms then (12 ms). One that stops falling at 17 ms is a competitor's.
+TEST(Engine, APacerWaitsOutADrainThatIsStillFalling) {
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  for (bool competitor : {false, true}) {
+    Engine g(0, p);
+    g.feed(26, kRtt);
+    ASSERT_TRUE(g.feed(26, kRtt + 20000));
+    ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
+    // The first window after the decision drains nothing yet (the cut reaches the queue an RTT late).
+    const std::vector<uint32_t> q = competitor ? std::vector<uint32_t>{19000, 18000, 17000, 17000}
+                                               : std::vector<uint32_t>{19000, 18000, 12000, 8000, 5000, 3300, 500};
+    bool acted = false;
+    for (uint32_t x : q) acted = g.feed(25, kRtt + x) || acted;
+    if (competitor) {
+      EXPECT_TRUE(acted);
+      EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+    } else {
+      EXPECT_FALSE(acted);
+      EXPECT_TRUE(g.e.held);
+      EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+    }
+  }
 }
 
 // Random loss steps aside; the rate never comes back and the losses go on (no queue with them, an
