@@ -249,6 +249,13 @@ static int step_aside(struct sobas_engine *e, struct sobas_action *a, const stru
   return act(e, a, SOBAS_ST_CONGESTED, why, 1, e->p.s_max, rate, in->rtt_us, in->t_ns);
 }
 
+/* Steps aside for a competitor found after a decision on its share: nothing was held alone, so there is
+ * no rate to come back to (resume waits for a jump with the queue gone). */
+static int aside_from_share(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in) {
+  e->r_alone = 0;
+  return step_aside(e, a, in, SOBAS_WHY_COMPETING, in->rate_bps);
+}
+
 int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params *p, uint64_t cap_bps,
                        uint32_t rtt_us, int64_t t_ns, struct sobas_action *a) {
   memset(e, 0, sizeof *e);
@@ -962,20 +969,14 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
   }
   e->siblings_known = in->siblings;
   if (e->state == SOBAS_ST_CONGESTED) return aside(e, in, a);
-  if (update_held(e, in)) {
-    e->r_alone = 0; /* the decided rate was a share */
-    return step_aside(e, a, in, SOBAS_WHY_COMPETING, in->rate_bps);
-  }
+  if (update_held(e, in)) return aside_from_share(e, a, in);
   if (probe_says_congested(e, in)) return step_aside(e, a, in, SOBAS_WHY_CONGESTED, in->rate_bps);
   if (e->state == SOBAS_ST_DECIDED) {
     /* Kernel signals: held at R·T we build no queue, so losses now are someone else's. */
     /* A sibling's slow start overflows the buffer beside the held flow too: not the path's losses. */
     if (loss_episodes_congest(e, in, (!no_queue_of_ours(e) && !under_its_rate(e, in)) || in->siblings_searching))
       return step_aside(e, a, in, SOBAS_WHY_CONGESTED, in->rate_bps);
-    if (base_fell(e, in)) {
-      e->r_alone = 0; /* nothing was held alone: the rate the flow held was its share */
-      return step_aside(e, a, in, SOBAS_WHY_COMPETING, in->rate_bps);
-    }
+    if (base_fell(e, in)) return aside_from_share(e, a, in);
     if (e->lifting) return lift(e, in, a);
     if (held_queue(e, in, a)) return 1;
     uint32_t k = queue_span(e, base_rtt(in), e->n_rates);

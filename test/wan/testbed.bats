@@ -62,14 +62,14 @@ sys.exit(0 if len(ok) == len(rtts) >= 150 and abs(med - 40) < 1 else 1)" "$BATS_
 }
 
 @test "a CUBIC transfer's goodput is within 5% of the header-adjusted rate, with no TUN drops" {
-  # The first 2 s are left out (iperf3 -O 2): a slow start that overshoots a 1-BDP buffer loses tens
-  # to hundreds of packets, and how long CUBIC takes to recover from that is CUBIC's, not the
-  # emulator's (a CI run that was valid by every check below read 0.913 over 8 s with them in; 6
-  # runs with them out read 0.998-0.999). A run is valid only when the emulator kept its timing (no link frozen by host stalls for over 3%
-  # of the run: a frozen link's lost time comes straight off the goodput), the kernel dropped
-  # nothing before it, and the host made it drop nothing (host_drops: a CI run with neither of the
-  # others read 0.910, CUBIC cut by such losses); an invalid run (a busy machine) is reported and
-  # retried, never judged.
+  # The first 2 s are left out (iperf3 -O 2): a slow start that overshoots a 1-BDP buffer loses
+  # tens to hundreds of packets, and how long CUBIC takes to recover from that is CUBIC's, not the
+  # emulator's (a CI run that was valid by every check below read 0.913 over 8 s with them in; 10
+  # runs with them out read 0.996-0.999). A run is valid only when the emulator kept its timing
+  # (no link frozen by host stalls for over 3% of the run: a frozen link's lost time comes
+  # straight off the goodput), the kernel dropped nothing before it, and the host made it drop
+  # nothing (host_drops: a CI run with neither of the others read 0.910, CUBIC cut by such
+  # losses); an invalid run (a busy machine) is reported and retried, never judged.
   local attempt why made
   for attempt in 1 2 3 4; do
     start_emu 500000
@@ -94,7 +94,7 @@ want = 100e6 * 1448 / 1500
 retrans, drops = end['sum_sent']['retransmits'], emu['fwd']['drop_queue']
 frozen, wall = emu['fwd']['stall_lag_ms'], emu['wall_s']
 print(f'goodput {got / 1e6:.2f} Mb/s, header-adjusted C {want / 1e6:.2f} Mb/s, ratio {got / want:.3f};',
-      f'{retrans} retransmits after slow start, {drops} queue drops, link frozen {frozen:.0f} ms of {wall:.1f} s')
+      f'{retrans} retransmits after slow start, {drops} queue drops in all, link frozen {frozen:.0f} ms of {wall:.1f} s')
 sys.exit(0 if abs(got / want - 1) <= 0.05 else 1)" "$BATS_TEST_TMPDIR/iperf.json" "$BATS_TEST_TMPDIR/emu.json"
   echo "$output"
   [ "$status" -eq 0 ]
