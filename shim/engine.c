@@ -15,6 +15,14 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .headroom = 0.02,        /* measured: held at exactly R·T_base a flow ran at 97% of R (the ACK clock
                                   and cross-traffic jitter add ~1.2 ms to 40 ms); 2% more keeps it near R
                                   for under 1 ms of queue (3% pushed the RTT to +4.6%, near the 5% bar) */
+      .lift_fit_max = 0.04,    /* measured on arrive-leave (100 Mb/s, 40 ms): held at 1.02·A·T with no queue a flow
+                                  delivered 98.9% of A (the reader and delayed ACKs lengthen its loop by ~1.3 ms),
+                                  lifted it delivered A: the window that does is 1.031·A·T; a fit wrong by all
+                                  of its 4% queues 4% of T, under the 5% RTT bar */
+      .lift_fit_rtt_us = 500,  /* the held windows' median RTT over the RTT held alone, measured (4-window medians):
+                                  arrive-leave 110-480 us with the probe, 0 without; beside 20 Mb/s of Poisson UDP
+                                  (typical, bloated) 300-1300, mostly 700-1200, where a fit bought the flow 0.4-0.9%
+                                  more of the path for +0.3-0.7 ms of queue (3 paired runs each) */
       .grow_frac = 0.02,       /* the paper's MSS per RTT is 0.06% of S at 1 Gb/s / 20 ms: measured, a start
                                   cap 29% low (C' = 713 of 1000 Mb/s) took 6 s of a 6 s transfer to grow
                                   out of; 2% per RTT takes 15 RTTs, and overshoots A·T by at most the ~10%
@@ -111,6 +119,7 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->drain_rtts = 8;
   p->aside_undrained = 1;
   p->ca_ceiling_gain = 0; /* a pace is no offered window: it holds at once */
+  p->lift_fit_max = 0;    /* ... nor a window that a longer loop slows: a pace over A only queues */
 }
 
 /* The T of S = R·T: the path's base RTT, or the RTT now until a base is known. */
@@ -880,10 +889,11 @@ static int lift_due(const struct sobas_engine *e, const struct sobas_engine_inpu
 }
 
 static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a,
-                      uint64_t r_before) {
+                      uint64_t r_before, uint64_t r_got) {
   uint32_t base = base_rtt(in);
   e->s_before_lift = e->s;
   e->r_before_lift = r_before;
+  e->r_got_before_lift = r_got;
   e->lifting = 1;
   e->lift_at_ns = in->t_ns;
   return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT, 1, clamp_s(e, (uint64_t)((1.0 + e->p.lift_gain) * e->s)),
@@ -918,6 +928,29 @@ static int64_t lift_wait(const struct sobas_engine *e, int64_t spent) {
   return wait;
 }
 
+/* What the held S delivered over the last k windows, for fit_to_loop: their best rate (a host stall
+ * dips some windows, the loop's length every one), and only where their RTT was the one held alone.
+ * Beside cross traffic the held window keeps a little queue, and a larger one takes a larger share of
+ * the FIFO: more rate for more queue, which is no loop to fit (0: nothing to fit). */
+static uint64_t delivered_at_base(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t k) {
+  uint32_t base = base_rtt(in), ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
+  return k == 0 || median_rtt(e, k) > ref + e->p.lift_fit_rtt_us ? 0 : max_rate(e, k);
+}
+
+/* A window's rate is S over the loop's round trip, and the loop is longer than T_base by what no queue
+ * shows: the reader's pauses, delayed ACKs, the host. Held at (1 + headroom)·R·T the flow delivered less
+ * than the lift then found (measured: 98.9% of A at 40 ms, with the RTT at the base): scaled by the
+ * rate found over the rate delivered, the held window delivers it over the same loop, adding no queue;
+ * at most (1 + lift_fit_max)·R·T, so that a held rate some cross traffic dipped cannot make a queue
+ * past the RTT bar. A lift after a lift from the held rate (room) has no rate delivered to scale. */
+static uint64_t fit_to_loop(const struct sobas_engine *e, uint64_t got, uint32_t base, uint64_t s) {
+  if (e->p.lift_fit_max <= 0 || e->r_got_before_lift == 0 || got <= e->r_got_before_lift) return s;
+  double fit = (double)e->s_before_lift * (double)got / (double)e->r_got_before_lift;
+  double most = (1.0 + e->p.lift_fit_max) * (double)window_bytes(got, base);
+  if (fit > most) fit = most;
+  return fit > (double)s ? clamp_s(e, (uint64_t)fit) : s;
+}
+
 static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t base = base_rtt(in);
   if (in->rate_bps == 0) return 0; /* an idle window says nothing about the lifted S */
@@ -938,10 +971,10 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
     e->r_alone = e->r_held = got;
     e->trimmed = 0;
     e->lift_backoff_ns = e->p.lift_backoff_ns;
-    return lift_start(e, in, a, got);
+    return lift_start(e, in, a, got, 0);
   }
   if (!queued && untaken(e, in, ref, least)) return 0;
-  uint64_t s = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(got, base)));
+  uint64_t s = fit_to_loop(e, got, base, clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(got, base))));
   if (s < e->s_before_lift) {
     s = e->s_before_lift;
   } else {
@@ -985,7 +1018,7 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
      * otherwise pass for room, and S would end 10% above A, a standing queue for a pacer. */
     if (lift_due(e, in, k)) {
       uint64_t held = median_of(e->rates + e->n_rates - k, k);
-      return lift_start(e, in, a, held > e->r_held ? held : e->r_held);
+      return lift_start(e, in, a, held > e->r_held ? held : e->r_held, delivered_at_base(e, in, k));
     }
     if (e->p.reeval_ns > 0 && in->t_ns - e->decided_ns >= e->p.reeval_ns) {
       e->last_increase_ns = in->t_ns;

@@ -53,6 +53,9 @@ struct sobas_engine_params {
   uint32_t flat_n_ca;       /* ... in congestion avoidance (paper: 5) */
   double start_gain;        /* initial S = start_gain·C'·T (paper: 1.2) */
   double headroom;          /* decided S = (1 + headroom)·R·T: the window also covers the path's jitter */
+  double lift_fit_max;      /* a lift's end: the held window scaled by the rate the lift found over the rate it delivered,
+                               up to (1 + this)·R·T (0: not scaled; a pacer's S is no window) */
+  uint32_t lift_fit_rtt_us; /* ... only where the held windows' median RTT was within this of the RTT held alone */
   double grow_frac;         /* buffer limited: S grows by this share of S per RTT, or one MSS if more */
   double grow_max_frac;     /* ... in slow start with no queue, from the third window on the share doubles each window up to this */
   double limited_frac;      /* buffer limited: R·T_now >= limited_frac·S (the cap is full) */
@@ -176,6 +179,7 @@ struct sobas_engine {
   int64_t lift_at_ns;               /* when the lift under way began */
   uint64_t s_before_lift;           /* S before the lift under way */
   uint64_t r_before_lift;           /* the rate held before it */
+  uint64_t r_got_before_lift;       /* ... and what the held S delivered: the median of its last windows */
   int64_t lift_after_ns;            /* no lift before this */
   int64_t lift_backoff_ns;          /* the current least time between lifts */
   uint32_t siblings_known;          /* the siblings the last window counted */

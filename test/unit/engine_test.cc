@@ -1673,15 +1673,50 @@ TEST(Engine, LiftsThatFindNothingAreATenthOfTheTimeAtMost) {
 
 // A dip in the held windows (a host stall, a burst of cross traffic) is no room: a lift measures
 // against the rate S was set from, so S ends within a few % of it, not 10% above A (a paced sender's
-// standing queue: RTT+ 9 ms at p50 in a bats run).
+// standing queue: RTT+ 9 ms at p50 in a bats run). A receiver's window that delivered less than the
+// lift found, at the base RTT, is fitted to its loop (fit_to_loop), by at most lift_fit_max.
 TEST(Engine, ADipBeforeALiftIsNotRoom) {
+  for (bool pacer : {false, true}) {
+    sobas_engine_params p = with_lift();
+    if (pacer) p.lift_fit_max = 0;
+    Engine g(0, p);
+    g.decide(91);
+    const uint64_t s = g.e.s;
+    g.on_path_until_lift(87.5, true);  // 4% under the decision: not the sinking rate of a competitor's queue
+    for (int i = 0; i < 3; i++) g.on_path(93);
+    ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END) << "93 after a decision at 91 is no room";
+    EXPECT_LE(g.e.s, pacer ? s * 103 / 100 : bytes(93 * kMbps, kRtt) * 104 / 100) << pacer;
+  }
+}
+
+// Held at (1 + headroom)·A·T a receiver's window delivered 98.9% of A at the base RTT (the reader and
+// delayed ACKs lengthen its loop); the lift found A. The lift ends at the window that delivers A over
+// that loop (measured on arrive-leave: 1.031·A·T), and the next lift, finding A again, keeps it.
+TEST(Engine, ALiftFitsTheHeldWindowToItsLoop) {
   Engine g(0, with_lift());
-  g.decide(91);
+  g.decide(96.5);
   const uint64_t s = g.e.s;
-  g.on_path_until_lift(87.5, true);  // 4% under the decision: not the sinking rate of a competitor's queue
-  for (int i = 0; i < 3; i++) g.on_path(93);
-  ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END) << "93 after a decision at 91 is no room";
-  EXPECT_LE(g.e.s, s * 103 / 100);
+  g.on_path_until_lift(96.5 * 0.989, true);
+  for (int i = 0; i < 3; i++) g.on_path(96.5);
+  ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END);
+  EXPECT_NEAR((double)g.e.s, (double)s / 0.989, (double)s * 0.002) << "the held window scaled by 1/0.989";
+  const uint64_t fitted = g.e.s;
+  const size_t ended = g.acts.size();
+  while (g.count(SOBAS_WHY_LIFT_END, ended) == 0 && g.t < 100'000'000'000) g.on_path(96.5);
+  ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END);
+  EXPECT_EQ(g.e.s, fitted) << "a window that delivers A is not fitted again";
+  Engine queued(0, with_lift());
+  queued.decide(96.5);
+  const uint64_t s2 = queued.e.s;
+  queued.on_path_until_lift(96.5);  // held alone at A, at the base RTT
+  for (int i = 0; i < 3; i++) queued.on_path(96.5);
+  ASSERT_EQ(queued.last().why, SOBAS_WHY_LIFT_END);
+  ASSERT_EQ(queued.e.s, s2);
+  const int lifts = queued.count(SOBAS_WHY_LIFT);
+  while (queued.count(SOBAS_WHY_LIFT) == lifts && queued.t < 100'000'000'000) queued.held(96.5 * 0.989, kRtt + 700);
+  for (int i = 0; i < 3; i++) queued.on_path(96.5);
+  ASSERT_EQ(queued.last().why, SOBAS_WHY_LIFT_END);
+  EXPECT_EQ(queued.e.s, s2) << "held windows 0.7 ms over the RTT held alone (cross traffic's queue): no fit";
 }
 
 // A pacer's lift (lift_queue_frac) ends at the first window whose RTT shows a queue, S back where it
