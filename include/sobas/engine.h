@@ -179,7 +179,7 @@ struct sobas_engine {
   int64_t lift_at_ns;               /* when the lift under way began */
   uint64_t s_before_lift;           /* S before the lift under way */
   uint64_t r_before_lift;           /* the rate held before it */
-  uint64_t r_got_before_lift;       /* ... and what the held S delivered: the median of its last windows */
+  uint64_t r_got_before_lift;       /* ... and the best rate the held S delivered (0: its RTT showed a queue, or none) */
   int64_t lift_after_ns;            /* no lift before this */
   int64_t lift_backoff_ns;          /* the current least time between lifts */
   uint32_t siblings_known;          /* the siblings the last window counted */
