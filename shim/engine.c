@@ -710,7 +710,11 @@ static int update_held(struct sobas_engine *e, const struct sobas_engine_input *
   e->held = !queue || in->t_ns - e->decided_ns >= (int64_t)e->p.drain_rtts * base * 1000;
   if (!queue || !e->held || !e->p.aside_undrained) return 0;
   if (10 * q < 7 * before) e->held = 0; /* still falling: a drain not done yet */
-  return e->held && 2 * q >= (int64_t)e->q_decided_us;
+  /* A sibling still searching keeps a queue that no drain of ours empties: held, and the standing-queue
+   * rules judge the queue once the siblings have decided too (held_queue). Measured on `servers` (8
+   * downloads of one nginx, 2026-11-29): flows decided at 8-16 Mb/s while 7 siblings searched, the
+   * queue at 20-25 ms, and stepped aside on this rule 0.2-0.7 s later, all 8 by 3 s; RTT+ 32 ms. */
+  return e->held && !in->siblings_searching && 2 * q >= (int64_t)e->q_decided_us;
 }
 
 /* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through
@@ -778,6 +782,10 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
       /* Held alone: a later step aside is a competitor's arrival, and a return that got here was not in vain. */
       e->held_clean = 1;
       e->rtt_alone_us = least_rtt(e, k);
+      /* ... and a pacer's pace was not over the path: a standing queue that sinks the rate from here
+       * on is a newcomer's, and a trim would only cede it the rate trimmed (among siblings the quiet
+       * span re-arms the trim, above; a lift that finds room, lift). */
+      if (e->p.trim_first && !in->siblings) e->trimmed = 1;
       e->resumed = 0;
       e->backoff_ns = e->p.resume_backoff_ns;
       e->lift_after_ns = in->t_ns; /* a first lift at once: the decision may have been made low */

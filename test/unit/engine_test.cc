@@ -1339,6 +1339,29 @@ TEST(Engine, APacerBesideACompetitorTrimsOnceThenStepsAside) {
   EXPECT_EQ(g.e.s, g.p.s_max);
 }
 
+// A pacer held alone (held_clean) was paced under the path: a newcomer's standing queue that sinks the
+// rate steps it aside at once, as it does a receiver, instead of trimming S and ceding the newcomer the
+// rate trimmed. Among siblings the queue may be the siblings' own creep over A, and the trim comes first.
+TEST(Engine, APacerHeldAloneStepsAsideForANewcomerWithoutATrim) {
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  for (uint32_t siblings : {0u, 1u}) {
+    Engine g(0, p);
+    g.siblings = siblings;
+    g.decide(92);
+    ASSERT_EQ(g.held_until_action(20, 92, kRtt), 21) << "held alone, clean";
+    ASSERT_TRUE(g.e.held_clean);
+    ASSERT_LE(g.held_until_action(20, 70, 60000), 20) << "siblings " << siblings;
+    if (siblings) {
+      EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+      EXPECT_EQ(g.e.s, bytes(70 * kMbps, kRtt));
+    } else {
+      EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+      EXPECT_EQ(g.e.s, g.p.s_max);
+    }
+  }
+}
+
 // A sibling still searching (another flow of the user to the same peer, in slow start or uncapped after
 // slow start's loss) keeps a queue that is no competitor's: a pacer held beside it neither trims nor
 // steps aside, nor takes its overshoot's losses for the path's; once the sibling has decided too, the
@@ -1347,6 +1370,7 @@ TEST(Engine, ASiblingsSearchIsNoCompetitor) {
   sobas_engine_params p = Engine::defaults();
   sobas_engine_pacer_params(&p);
   Engine g(0, p);
+  g.siblings = 1;
   g.decide(50);
   ASSERT_EQ(g.held_until_action(20, 50, kRtt), 21);
   ASSERT_TRUE(g.e.held_clean);
@@ -1497,6 +1521,14 @@ TEST(Engine, APacerWhoseQueueOutlastsItsDrainStepsAside) {
   EXPECT_FALSE(alone.feed(25, 60000)) << "the drain's window";
   for (int i = 0; i < 10; i++) EXPECT_FALSE(alone.feed(26, kRtt)) << i;
   EXPECT_EQ(alone.e.state, SOBAS_ST_DECIDED);
+
+  // Siblings still searching keep the queue: theirs, not a competitor's, held through the drain.
+  Engine among(0, p);
+  among.siblings = among.siblings_searching = 7;
+  among.decide(26);
+  for (int i = 0; i < 10; i++) EXPECT_FALSE(among.feed(24, 60000)) << "siblings searching " << i;
+  EXPECT_TRUE(among.e.held);
+  EXPECT_EQ(among.e.state, SOBAS_ST_DECIDED);
 
   // Decided with 5 ms of queue (decide()), 2 ms left through the drain: its own, draining, not a
   // competitor's, though still over the 5% rule when the drain's time is up.
