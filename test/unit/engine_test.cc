@@ -1522,13 +1522,17 @@ TEST(Engine, APacerWhoseQueueOutlastsItsDrainStepsAside) {
   for (int i = 0; i < 10; i++) EXPECT_FALSE(alone.feed(26, kRtt)) << i;
   EXPECT_EQ(alone.e.state, SOBAS_ST_DECIDED);
 
-  // Siblings still searching keep the queue: theirs, not a competitor's, held through the drain.
-  Engine among(0, p);
-  among.siblings = among.siblings_searching = 7;
-  among.decide(26);
-  for (int i = 0; i < 10; i++) EXPECT_FALSE(among.feed(24, 60000)) << "siblings searching " << i;
-  EXPECT_TRUE(among.e.held);
-  EXPECT_EQ(among.e.state, SOBAS_ST_DECIDED);
+  // Among siblings, searching or all decided, the queue may be theirs: held through the drain, and the
+  // standing-queue rules judge it from then on (a sibling pacer trims first).
+  for (uint32_t searching : {7u, 0u}) {
+    Engine among(0, p);
+    among.siblings = 7;
+    among.siblings_searching = searching;
+    among.decide(26);
+    for (int i = 0; i < 4; i++) EXPECT_FALSE(among.feed(26, 60000)) << "siblings searching " << searching << " " << i;
+    EXPECT_TRUE(among.e.held);
+    EXPECT_EQ(among.e.state, SOBAS_ST_DECIDED);
+  }
 
   // Decided with 5 ms of queue (decide()), 2 ms left through the drain: its own, draining, not a
   // competitor's, though still over the 5% rule when the drain's time is up.
