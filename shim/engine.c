@@ -1013,7 +1013,12 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
   }
   e->siblings_known = in->siblings;
   if (e->state == SOBAS_ST_CONGESTED) return aside(e, in, a);
-  if (update_held(e, in)) return aside_from_share(e, a, in);
+  /* Held alone before (a lift's end starts a drain too), the flow has its rate alone to come back to:
+   * measured on arrive-leave, a sender whose lift ended as the newcomer arrived stepped aside on its
+   * undrained queue with that rate forgotten, and ran as plain CUBIC, its queue standing, for the 23 s
+   * after the newcomer left. */
+  if (update_held(e, in))
+    return e->held_clean ? step_aside(e, a, in, SOBAS_WHY_COMPETING, in->rate_bps) : aside_from_share(e, a, in);
   if (probe_says_congested(e, in)) return step_aside(e, a, in, SOBAS_WHY_CONGESTED, in->rate_bps);
   if (e->state == SOBAS_ST_DECIDED) {
     /* Kernel signals: held at R·T we build no queue, so losses now are someone else's. */

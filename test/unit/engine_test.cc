@@ -1793,6 +1793,29 @@ TEST(Engine, ALiftThatFindsRoomReArmsThePacersTrim) {
   EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
 }
 
+// A pacer held alone whose lift ends as a newcomer arrives: the newcomer's queue stands through the
+// lift's drain and the flow steps aside on it, keeping the rate it held alone, and comes back to search
+// when that rate does.
+TEST(Engine, APacerUndrainedAfterALiftKeepsItsRateAlone) {
+  sobas_engine_params p = with_lift();
+  sobas_engine_pacer_params(&p);
+  Engine g(0, p);
+  g.decide(90);
+  g.on_path_until_lift(90);
+  int n = 0;
+  while (g.e.lifting && n++ < 40) g.on_path(90);
+  ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END);
+  ASSERT_FALSE(g.e.held);
+  n = 0;
+  while (!g.feed(70, 62000) && n < 40) n++;
+  ASSERT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  EXPECT_GE(g.e.r_alone, (uint64_t)(88 * kMbps)) << "held alone at 90 Mb/s";
+  while (g.t < g.e.resume_after_ns) g.feed(45, 62000);
+  n = 0;
+  while (!g.feed(90, 55000) && n < 10) n++;
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME) << "the newcomer left: the rate is back, its queue is not gone";
+}
+
 // Decided on CUBIC's plateau after a loss (69 of 77 Mb/s), the sender grows its cwnd into a lifted
 // window only slowly: the lift waits, with neither room nor a queue, for it to take the window, and finds
 // the room once it has. A sender that never takes it ends the lift after lift_wait_ns, S as before.
