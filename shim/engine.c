@@ -266,6 +266,14 @@ static int aside_from_share(struct sobas_engine *e, struct sobas_action *a, cons
   return step_aside(e, a, in, SOBAS_WHY_COMPETING, in->rate_bps);
 }
 
+/* Steps aside for a competitor's standing queue: a flow held alone since its decision keeps that rate
+ * to come back to; one that never was decided on a share (aside_from_share). */
+static int aside_for_queue(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in,
+                           uint64_t rate) {
+  if (!e->held_clean) e->r_alone = 0;
+  return step_aside(e, a, in, SOBAS_WHY_COMPETING, rate);
+}
+
 int sobas_engine_start(struct sobas_engine *e, const struct sobas_engine_params *p, uint64_t cap_bps,
                        uint32_t rtt_us, int64_t t_ns, struct sobas_action *a) {
   memset(e, 0, sizeof *e);
@@ -712,9 +720,9 @@ static int update_held(struct sobas_engine *e, const struct sobas_engine_input *
   if (10 * q < 7 * before) e->held = 0; /* still falling: a drain not done yet */
   /* Among siblings the queue may be theirs: one still searching, or decisions that sum over A, which no
    * drain of ours empties. Held, and the standing-queue rules judge it (held_queue: siblings trim first).
-   * Measured on `servers` (8 downloads of one nginx, 2026-11-29): flows decided at 8-16 Mb/s while 7
-   * siblings searched, the queue at 20-25 ms, and stepped aside on this rule 0.2-0.7 s later, all 8 by
-   * 3 s, RTT+ 32 ms (3 runs); with the searching siblings exempt, the last to decide (30 Mb/s beside 7
+   * Measured on `servers` (8 downloads of one nginx, 2026-11-29): in one run's log flows decided at 7-16
+   * Mb/s while siblings searched, the queue at 23-25 ms, and stepped aside on this rule 0.37-0.49 s later,
+   * all 8 by 3.0 s; RTT+ p50 32 ms in all 3 sender runs; with the searching siblings exempt, the last to decide (30 Mb/s beside 7
    * held at 4-25, 88 of A = 77) stepped aside on it 0.6 s later, and the 7 followed within 1 s. */
   return e->held && !in->siblings && 2 * q >= (int64_t)e->q_decided_us;
 }
@@ -809,8 +817,7 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
       return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_STANDING_QUEUE, 1, s, r, base, in->t_ns);
     }
   }
-  if (!e->held_clean) e->r_alone = 0;
-  return step_aside(e, a, in, SOBAS_WHY_COMPETING, r);
+  return aside_for_queue(e, a, in, r);
 }
 
 /* The base RTT fell well under the one the flow decided at: a queue that was not ours stood then, in
@@ -1013,12 +1020,11 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
   }
   e->siblings_known = in->siblings;
   if (e->state == SOBAS_ST_CONGESTED) return aside(e, in, a);
-  /* Held alone before (a lift's end starts a drain too), the flow has its rate alone to come back to:
-   * measured on arrive-leave, a sender whose lift ended as the newcomer arrived stepped aside on its
-   * undrained queue with that rate forgotten, and ran as plain CUBIC, its queue standing, for the 23 s
-   * after the newcomer left. */
-  if (update_held(e, in))
-    return e->held_clean ? step_aside(e, a, in, SOBAS_WHY_COMPETING, in->rate_bps) : aside_from_share(e, a, in);
+  /* A lift's end starts a drain too, so a flow held alone before keeps that rate: measured on arrive-leave,
+   * a sender whose lift ended 0.1-0.2 s after the newcomer arrived stepped aside on its undrained queue
+   * with that rate forgotten, and ran as plain CUBIC, its queue standing, for the transfer's last 28 s,
+   * all after the newcomer had left. */
+  if (update_held(e, in)) return aside_for_queue(e, a, in, in->rate_bps);
   if (probe_says_congested(e, in)) return step_aside(e, a, in, SOBAS_WHY_CONGESTED, in->rate_bps);
   if (e->state == SOBAS_ST_DECIDED) {
     /* Kernel signals: held at R·T we build no queue, so losses now are someone else's. */

@@ -157,7 +157,8 @@ struct sobas_engine {
   uint8_t loss_age;                 /* windows searched since the last with a loss signal (saturates; UINT8_MAX: none yet) */
   uint8_t drained;                  /* decided, and the last window ended with the offered window down to S */
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
-  uint8_t trimmed;                  /* trim_first: S was trimmed since the flow last held clean (or decided) */
+  uint8_t trimmed;                  /* trim_first: no trim due: S was trimmed since the decision, or the flow held clean
+                                       alone since (among siblings: since the queue was last gone for a span) */
   uint8_t held_clean;               /* decided, and held queue_windows evaluations in a row with no queue and R kept */
   uint32_t clean_run;               /* how many such evaluations in a row so far */
   uint32_t quiet_run;               /* held evaluations in a row with no queue, whatever the rate */
