@@ -8,7 +8,8 @@
 struct sobas_hold {
   uint64_t s;        /* bytes the window is held at; 0 = not held */
   uint64_t rcvbuf;   /* the SO_RCVBUF set (the kernel doubles it); 0 = not set. Set, it locks autotuning
-                        out, which can then no longer move the clamp */
+                        out, which can then no longer move the clamp (until a release unlocks it) */
+  uint8_t unlocked;   /* a release unlocked that buffer (autotuning grows it again); the next hold locks it */
   uint32_t reapplied; /* times the kernel had moved TCP_WINDOW_CLAMP and we set it again */
   uint64_t pace_Bps;  /* a sender: the SO_MAX_PACING_RATE set now, bytes per second; 0 = not paced */
   uint64_t held_Bps;  /* ... and the rate it holds when no queue is draining */
@@ -23,7 +24,8 @@ int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h);
  * Returns 1 when it had to, 0 when it held, -errno on failure. */
 int sobas_enforce_verify(int fd, struct sobas_hold *h);
 
-/* S = S_max (a congested path): the clamp opens, a locked buffer goes to the host maximum. */
+/* S = S_max (a congested path): the clamp opens, a locked buffer goes to the host maximum and is
+ * unlocked (SO_BUF_LOCK), so autotuning takes it on from there. */
 int sobas_enforce_release(int fd, struct sobas_hold *h);
 
 /* A sending socket held for S = s at held_Bps bytes per second, paced now at now_Bps (at most held_Bps:

@@ -1,0 +1,115 @@
+// enforce_test.cc — the receiver's levers on a real loopback TCP connection: the hold locks the buffer and clamps the window, a release unlocks and opens it, a later hold locks it again.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+
+extern "C" {
+#include "enforce.h"
+}
+
+namespace {
+
+constexpr int kBufLock = 72;  // SO_BUF_LOCK (Linux 5.15): bit 1 the send buffer's lock, bit 2 the receive buffer's
+constexpr int kSndLock = 1, kRcvLock = 2;
+
+int GetInt(int fd, int level, int name) {
+  int v = -1;
+  socklen_t len = sizeof v;
+  EXPECT_EQ(getsockopt(fd, level, name, &v, &len), 0) << "option " << name;
+  return v;
+}
+
+long ProcField(const char *path, int field) {
+  std::ifstream f(path);
+  long v = -1;
+  for (int i = 0; i <= field && (f >> v); i++) {
+  }
+  return v;
+}
+
+// One accepted end of a loopback connection: the receiving socket the shim would hold.
+class Levers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int lst = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(lst, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(bind(lst, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    ASSERT_EQ(listen(lst, 1), 0);
+    ASSERT_EQ(getsockname(lst, reinterpret_cast<sockaddr *>(&a), &len), 0);
+    peer_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(connect(peer_, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    fd_ = accept4(lst, nullptr, nullptr, SOCK_CLOEXEC);
+    close(lst);
+    ASSERT_GE(fd_, 0);
+    if (GetInt(fd_, SOL_SOCKET, kBufLock) < 0) GTEST_SKIP() << "no SO_BUF_LOCK on this kernel";
+  }
+  void TearDown() override {
+    if (fd_ >= 0) close(fd_);
+    if (peer_ >= 0) close(peer_);
+  }
+  int fd_ = -1, peer_ = -1;
+  sobas_hold h_{};
+};
+
+TEST_F(Levers, AHoldLocksTheBufferAndClampsTheWindowAtS) {
+  ASSERT_EQ(sobas_enforce_hold(fd_, 300000, &h_), 0);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, kBufLock) & kRcvLock, kRcvLock);
+  EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP), 300000);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), 2 * 600000);  // SO_RCVBUF = 2·S, doubled by the kernel
+}
+
+// Left locked, a released gig-tcp flow's window stopped at 5.2-6.5 MB and its loss recovery stalled on it
+// (docs/kernel-facts.md): released, the buffer is what plain TCP's autotuning could reach, unlocked.
+TEST_F(Levers, AReleaseUnlocksTheBufferAndOpensItAsFarAsThisProcessMay) {
+  ASSERT_EQ(sobas_enforce_hold(fd_, 300000, &h_), 0);
+  ASSERT_EQ(sobas_enforce_release(fd_, &h_), 0);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, kBufLock) & kRcvLock, 0);
+  EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP), 1 << 30);
+  const long rmem_max = ProcField("/proc/sys/net/core/rmem_max", 0);
+  const long autotune = ProcField("/proc/sys/net/ipv4/tcp_rmem", 2);
+  ASSERT_GT(rmem_max, 0);
+  ASSERT_GT(autotune, 0);
+  // Past rmem_max only with CAP_NET_ADMIN (SO_RCVBUFFORCE); root has it here.
+  const long want = geteuid() == 0 && autotune > 2 * rmem_max ? autotune : 2 * rmem_max;
+  EXPECT_GE(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), want);
+  EXPECT_EQ(h_.s, 0u);
+}
+
+TEST_F(Levers, AHoldAfterAReleaseLocksTheBufferAgainWithoutShrinkingIt) {
+  ASSERT_EQ(sobas_enforce_hold(fd_, 300000, &h_), 0);
+  ASSERT_EQ(sobas_enforce_release(fd_, &h_), 0);
+  const int opened = GetInt(fd_, SOL_SOCKET, SO_RCVBUF);
+  ASSERT_EQ(sobas_enforce_hold(fd_, 200000, &h_), 0);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, kBufLock) & kRcvLock, kRcvLock);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), opened);
+  EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP), 200000);
+}
+
+TEST_F(Levers, TheApplicationsSendBufferLockOutlivesARelease) {
+  const int snd = 1 << 20;
+  ASSERT_EQ(setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &snd, sizeof snd), 0);
+  ASSERT_EQ(sobas_enforce_hold(fd_, 300000, &h_), 0);
+  ASSERT_EQ(sobas_enforce_release(fd_, &h_), 0);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, kBufLock), kSndLock);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_SNDBUF), 2 * snd);
+}
+
+// A flow released without ever being locked (the window was only clamped) is not given a buffer.
+TEST_F(Levers, AReleaseLeavesAnUnlockedBufferToAutotuning) {
+  const int before = GetInt(fd_, SOL_SOCKET, SO_RCVBUF);
+  ASSERT_EQ(sobas_enforce_release(fd_, &h_), 0);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, kBufLock), 0);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), before);
+}
+
+}  // namespace
