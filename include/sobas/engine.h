@@ -87,6 +87,8 @@ struct sobas_engine_params {
   int64_t resume_backoff_max_ns;
   double lift_gain;         /* held alone with no queue: S is raised by this share to test for more (0: never) ... */
   double lift_grow;         /* ... and the rate grew when both measured windows are this much above the rate before */
+  int64_t sibling_trim_wait_ns; /* trim_first, among siblings: after a trim, a queue that stands again is a competitor's
+                               only this long after it (each sibling trims on its own windows) */
   uint8_t trim_first;        /* held, a standing queue with the rate sunk first trims S to that rate (a pacer: no ACK clock follows a slower path); only a queue that stands again is a competitor's */
   double ss_queue_frac;     /* > 0: in slow start, a window at the highest rate yet whose RTT is this far (and ss_queue_min_us) over the base decides on that rate: a pacer's exact RTT sees its own slow start fill the buffer a round before it overflows */
   uint32_t ss_queue_min_us;  /* ... and at least this many µs over it */
@@ -159,6 +161,7 @@ struct sobas_engine {
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
   uint8_t trimmed;                  /* trim_first: no trim due: S was trimmed since the decision, or the flow held clean
                                        alone since (among siblings: since the queue was last gone for a span) */
+  int64_t trim_ns;                  /* when S was last trimmed (0: not since the decision) */
   uint8_t held_clean;               /* decided, and held queue_windows evaluations in a row with no queue and R kept */
   uint32_t clean_run;               /* how many such evaluations in a row so far */
   uint32_t quiet_run;               /* held evaluations in a row with no queue, whatever the rate */

@@ -1381,8 +1381,33 @@ TEST(Engine, ASiblingsSearchIsNoCompetitor) {
   g.siblings_searching = 0;
   ASSERT_LE(g.held_until_action(20, 40, 60000), 5);
   EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE) << "a pacer trims first";
-  ASSERT_LE(g.held_until_action(20, 35, 60000), 5);
+  ASSERT_LE(g.held_until_action(30, 35, 60000), 30) << "the siblings' trims waited for";
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+}
+
+// Siblings trim one after another, each on its own windows: the queue that stands after a flow's own
+// trim is theirs until they have, so a competitor is judged only sibling_trim_wait_ns after the trim.
+TEST(Engine, AmongSiblingsTheQueueAfterATrimWaitsForTheirs) {
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  for (int64_t wait : {p.sibling_trim_wait_ns, int64_t{0}}) {
+    p.sibling_trim_wait_ns = wait;
+    Engine g(0, p);
+    g.siblings = 7;
+    g.decide(50);
+    ASSERT_EQ(g.held_until_action(20, 50, kRtt), 21);
+    ASSERT_LE(g.held_until_action(20, 40, 60000), 5);
+    ASSERT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+    const int64_t trimmed = g.t;
+    ASSERT_LE(g.held_until_action(40, 35, 60000), 40);
+    EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+    if (wait) {
+      EXPECT_GE(g.t - trimmed, wait);
+      EXPECT_LT(g.t - trimmed, wait + 500 * kMs) << "and no longer";
+    } else {
+      EXPECT_LT(g.t - trimmed, 1000 * kMs) << "without the wait: a queue span after the trim";
+    }
+  }
 }
 
 // A sibling that leaves the path frees its share, which only a lift finds: the next lift comes as soon
