@@ -231,10 +231,15 @@ stalls = [(float(a), float(b)) for a, b in (l.split() for l in open(f"{d}/stalls
 print(f"goodput {int(close['bytes_received']) * 8 / 61e6:.1f} Mb/s over 61 s; probe lost {close['probe_lost']} of "
       f"{close['probe_sent']}; emulator stalls >= 5 ms: {[round(u / 1000, 1) for _, u in stalls if u >= 5000]}",
       file=sys.stderr)
-if close["probe"] != "active":
+cong = [t0 + int(x["t_ms"]) for x in log if x.get("to") == "congested"]
+decisions = [x for x in log if x.get("ev") == "decision"]
+# A flow aside at the end stopped its probe there by design (the competitor test asserts it), and the
+# step aside is judged below: a run of this check that went first failed a step aside 0.26 s before the
+# end (60.7 s in) that the judgement below excuses as too late to see a return.
+aside_at_end = bool(decisions) and decisions[-1].get("to") == "congested"
+if close["probe"] != "active" and not aside_at_end:
     print("fail: the probe was not active")
     sys.exit()
-cong = [t0 + int(x["t_ms"]) for x in log if x.get("to") == "congested"]
 if not cong:
     print("pass" if any(x.get("to") == "decided" for x in log) else "fail: never decided, never stepped aside")
     sys.exit()
@@ -263,7 +268,6 @@ after = [t for t in host_drops if t > cong[0]]
 # Back is the resume, not the next hold: after a loss CUBIC regrows for seconds before flat-rate can
 # decide (a CI run resumed 2.0 s after the step aside at 49.9 s and was still searching at 61 s).
 back = [t0 + int(x["t_ms"]) for x in log if x.get("why") == "resume" and t0 + int(x["t_ms"]) > cong[0]]
-decisions = [x for x in log if x.get("ev") == "decision"]
 returned = back and decisions[-1].get("to") != "congested"
 # A return needs the 2 s backoff and three windows back at the rate: a step aside in the run's last
 # 8 s cannot show one.
