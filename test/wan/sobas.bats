@@ -513,8 +513,8 @@ ours = sum(int(x["retrans"]) for x in flow if x.get("ev") == "window" and (aside
 print(f"{retrans} retransmits in the run, {ours} in the sender's windows"
       + (f" up to its step aside at {aside} ms" if aside is not None else ""))
 # A start cap (why=start: its in-flight rate when slow start first queued) leaves the flow in slow start,
-# so the decision is the first that leaves it (a run of the 5-run loop: capped at 420 ms, decided from slow
-# start at 544 ms with 0 retransmits, failed on the cap).
+# so the decision is the first that leaves it (a run of the WAN suite run back to back: capped at 420 ms,
+# decided from slow start at 544 ms with 0 retransmits, failed on the cap).
 first = next((x for x in dec if x["to"] != "slow-start"), None)
 assert first and first["from"] == "slow-start" and first["to"] == "decided", "not decided in slow start"
 assert ours <= 15, "slow start overflowed the buffer"
