@@ -168,11 +168,16 @@ valid_download() {
 # runs of this suite one bloated run read +5.2%, and two decided late in slow start (839 and 845 ms,
 # 4 MB offered) and lost 1039 and 1069 segments of that offer's overshoot while it drained, none once held.
 # The offered window is never withdrawn: what was offered at the decision must be consumed first, and its
-# edge was measured receding at ~70% of the receive rate (13.2 MB in 2.0 s at 76 Mb/s), so it has
-# (offered - S) / (A/2) + 200 ms to come down to S.
+# edge was measured receding at 65-70% of the receive rate (docs/kernel-facts.md), so the window must be
+# down to S by the window after the one whose in-order bytes since the decision reach twice the offer.
+# A time bound ((offered - S) / (A/2) + 200 ms) failed a CI run whose right behaviour a loss recovery
+# slowed: decided in slow start at 833 ms with 3.8 MB offered, it lost 673 segments of the overshoot,
+# rcv_nxt waited on their retransmission (windows with 776, 644, 126 out-of-order arrivals, one at a
+# 114 ms RTT), and the window was 649 KB against S 408 KB 822 ms later, past the 906 ms bound. Counted in
+# bytes, neither a host stall nor a recovery moves the bound; a lever that does not hold still fails it.
 judge() { # NAME A_MBPS [MIN_TOTAL MIN_HELD MIN_S RETRANS_AFTER]
   python3 - "$BATS_TEST_TMPDIR" "$1" "$2" "${3:-0.95}" "${4:-0.95}" "${5:-0.95}" "${6:-no}" <<'PY'
-import statistics, sys
+import itertools, statistics, sys
 d, name, a_mbps = sys.argv[1], sys.argv[2], float(sys.argv[3])
 min_total, min_held, min_s, retrans_after = float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6]), sys.argv[7]
 size, secs, rt_all, rt_at = open(f"{d}/{name}.result").read().split()
@@ -195,7 +200,8 @@ late = wins[len(wins) // 2:]
 held_mbps, late_mbps = rate(wins), rate(late)
 s_mbps = s * 8 / (int(dec[0]["base_rtt_us"]) / 1e6) / 1e6
 s_late_mbps = statistics.median(int(x["s"]) * 8 / (int(x["base_rtt_us"]) / 1e6) / 1e6 for x in late)
-drain_ms = max(0, int(dec[0]["rcv_wnd"]) - s) * 8 / (a_mbps / 2 * 1e6) * 1e3 + 200
+offered = int(dec[0]["rcv_wnd"])
+edge = next((i for i, c in enumerate(itertools.accumulate(int(x["rx_bytes"]) for x in wins)) if c >= 2 * offered), len(wins))
 print(f"{name}: goodput {goodput:.1f} Mb/s ({100 * goodput / a_mbps:.1f}% of A {a_mbps}; "
       f"{held_mbps:.1f} Mb/s = {100 * held_mbps / a_mbps:.1f}% once decided, {100 * late_mbps / a_mbps:.1f}% "
       f"in its second half; S/T {100 * s_mbps / a_mbps:.1f}% decided, {100 * s_late_mbps / a_mbps:.1f}% held in that "
@@ -206,7 +212,10 @@ print(f"{name}: goodput {goodput:.1f} Mb/s ({100 * goodput / a_mbps:.1f}% of A {
 for x in log:
     if x.get("ev") == "decision" or (x.get("ev") == "window" and int(x.get("ooo", 0))):
         print("  " + " ".join(f"{k}={x[k]}" for k in ("ev", "t_ms", "from", "to", "why", "s", "rtt_us", "rcv_wnd", "ooo") if k in x))
-assert first is not None and int(wins[first]["t_ms"]) - t_dec < drain_ms, f"rcv_wnd not down to S within {drain_ms:.0f} ms"
+if first is not None:
+    print(f"  rcv_wnd down to S {int(wins[first]['t_ms']) - t_dec} ms after the decision, in window {first}; twice the offer taken in by window {edge}")
+assert first is not None and first <= edge + 1, \
+    f"rcv_wnd not down to S by the window after the one that took in twice the {offered} B offered at the decision"
 out = [w for i, w in enumerate(held[first:], first)
        if not 0.9 * min(s_at[max(i - 1, 0):i + 1]) <= w <= 1.1 * max(s_at[max(i - 1, 0):i + 1])]
 print(f"  rcv_wnd after the drain: {min(held[first:])}..{max(held[first:])} over {len(held) - first} windows")
