@@ -548,6 +548,15 @@ static uint64_t ceiling_for(const struct sobas_engine *e, const struct sobas_eng
   return clamp_s(e, (uint64_t)(e->p.ca_ceiling_gain * (double)flight));
 }
 
+/* One of the last three windows (a plateau of two and the drop) showed a queue: an RTT queue_rtt_frac
+ * and queue_rtt_min_us over the base, the standing queue's test. A sender's RTT jitters ~2 ms there
+ * with no queue (measured on `congested`: 40.4-42.3 ms on the 40 ms base, the link's queue empty). */
+static int queue_before_drop(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  for (uint32_t i = e->n_rates >= 3 ? e->n_rates - 3 : 0; i < e->n_rates; i++)
+    if (rtt_above(e->rtt_at[i], base_rtt(in), e->p.queue_rtt_frac, e->p.queue_rtt_min_us)) return 1;
+  return 0;
+}
+
 /* States 1-4: looking for the rate the path gives. */
 static int search(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t t0 = base_rtt(in);
@@ -575,8 +584,15 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
    * at 84% of A). In congestion avoidance the plateau must come flat_n_ca windows into the state:
    * CUBIC's first windows after slow start's loss sit flat at ~0.7 of its peak, and the end of that
    * loss's recovery can burst into a new one (measured: a plateau at 78% of A, a loss 0.2 s in,
-   * decided there and held at 78% for the whole transfer). */
-  int self_induced = in->probe ? probe_saw_queue(e, in) : lost_lately;
+   * decided there and held at 78% for the whole transfer). Without the probe, in congestion avoidance
+   * the loss must also follow a queue in the plateau or the drop's window: a flow overflows DropTail
+   * only through a full buffer, so a loss at the base RTT is the path's (random loss, a competitor's
+   * burst), and the rate it cut is no measure of the path. Measured on `congested` (0.01% loss beside
+   * CUBIC): a sender back from a step aside decided there at 14.2 Mb/s, RTT 40.0 ms on the 40 ms base,
+   * and lifted 10% at a time for 3.8 s to 24 Mb/s; a receiver without sobasd decided twice so (36.6 and
+   * 29.3 Mb/s, RTT at the base) and stepped aside 1.0 and 1.4 s later. In slow start a loss still
+   * counts: the receiver's RTT lags a fast-filling queue there. */
+  int self_induced = in->probe ? probe_saw_queue(e, in) : lost_lately && (in_ss || queue_before_drop(e, in));
   uint32_t need_drop = in_ss ? 3 : e->p.flat_n_ca + 1;
   uint64_t plateau;
   if (n >= need_drop && dropped(e, r[n - 2], r[n - 1]) && self_induced) {

@@ -438,6 +438,20 @@ TEST(Engine, ConstRateDropTakesThePlateausHigherRate) {
   EXPECT_EQ(g.last().rate_bps, 72 * kMbps);
 }
 
+// Without the probe, a loss in congestion avoidance is self-induced only after a queue: a flow overflows
+// DropTail only through a full buffer. A plateau at the base RTT cut by a loss met the path's random loss
+// (measured on `congested`: a sender decided so at 14.2 Mb/s and lifted for 3.8 s to 24), and a
+// sender's RTT jitters ~2 ms with the link's queue empty (40.4-42.3 ms on the 40 ms base).
+TEST(Engine, ALossAtTheBaseRttIsNotConstRateDrop) {
+  for (uint32_t jitter : {0u, 2300u}) {
+    Engine g;
+    g.lose_slow_start();
+    for (double r : {30.0, 40.0, 50.0, 55.0, 56.0}) g.feed(r, kRtt + jitter);
+    EXPECT_FALSE(g.feed(40, kRtt, 20)) << "a random loss, " << jitter << " us of jitter";
+    EXPECT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
+  }
+}
+
 // Without the probe, const-rate-drop needs a loss: a drop with no out-of-order arrival in its window or
 // the one before is a pause (the application, the host), and deciding on it would freeze a low rate.
 TEST(Engine, ADropWithoutALossIsNotConstRateDrop) {
@@ -915,9 +929,9 @@ TEST(EngineTrace, LossAtTheEndOfSlowStart) {
   EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
   g.feed(60);
   g.feed(68);
-  g.feed(76);
-  g.feed(77);
-  ASSERT_TRUE(g.feed(54, kRtt, 25));  // CUBIC's next loss: -30%
+  g.feed(76, kRtt + 6000);
+  g.feed(77, kRtt + 9000);  // CUBIC fills the buffer ...
+  ASSERT_TRUE(g.feed(54, kRtt, 25));  // ... and overflows it: -30%
   EXPECT_EQ(g.last().why, SOBAS_WHY_CONST_RATE_DROP);
   EXPECT_EQ(g.last().s, bytes(77 * kMbps, kRtt));
 }
