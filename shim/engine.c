@@ -588,7 +588,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
    * the loss must also follow a queue in the plateau or the drop's window: a flow overflows DropTail
    * only through a full buffer, so a loss at the base RTT is the path's (random loss, a competitor's
    * burst), and the rate it cut is no measure of the path. Measured on `congested` (0.01% loss beside
-   * CUBIC): a sender back from a step aside decided there at 14.2 Mb/s, RTT 40.0 ms on the 40 ms base,
+   * CUBIC): a sender back from a step aside decided there at 14.2 Mb/s, RTT 40.4-42.3 ms on the 40 ms base,
    * and lifted 10% at a time for 3.8 s to 24 Mb/s; a receiver without sobasd decided twice so (36.6 and
    * 29.3 Mb/s, RTT at the base) and stepped aside 1.0 and 1.4 s later. In slow start a loss still
    * counts: the receiver's RTT lags a fast-filling queue there. */
