@@ -185,7 +185,9 @@ rate = lambda ws: sum(int(x["rx_bytes"]) for x in ws) * 8 / (sum(int(x["dur_us"]
 late = wins[len(wins) // 2:]
 held_mbps, late_mbps = rate(wins), rate(late)
 s_mbps = s * 8 / (int(dec[0]["base_rtt_us"]) / 1e6) / 1e6
-s_late_mbps = statistics.median(int(x["s"]) * 8 / (int(x["base_rtt_us"]) / 1e6) / 1e6 for x in late if int(x["s"]))  # aside: s=0
+# Windows aside hold no S (s=0); a second half all aside has none, and fails the S bar below.
+s_late = [int(x["s"]) * 8 / (int(x["base_rtt_us"]) / 1e6) / 1e6 for x in late if int(x["s"])]
+s_late_mbps = statistics.median(s_late) if s_late else 0
 print(f"{name}: goodput {goodput:.1f} Mb/s ({100 * goodput / a_mbps:.1f}% of A {a_mbps}; "
       f"{held_mbps:.1f} Mb/s = {100 * held_mbps / a_mbps:.1f}% once decided, {100 * late_mbps / a_mbps:.1f}% "
       f"in its second half; S/T {100 * s_mbps / a_mbps:.1f}% decided, {100 * s_late_mbps / a_mbps:.1f}% held in that "
