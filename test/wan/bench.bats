@@ -120,7 +120,7 @@ PY
   [ "${lines[-1]}" = ok ]
 }
 
-@test "wanbars.py holds each bar: met, missed by the mean, by one run, by a queue, by a late or lossy decision" {
+@test "wanbars.py holds each bar: met, missed by the mean, by one run, by a queue, by a late or lossy decision; and the spread alone" {
   run "$PY" - "$REPO/scripts" <<'PY'
 import copy, sys
 sys.path.insert(0, sys.argv[1])
@@ -169,6 +169,17 @@ never["contenders"][0]["drops_after_decision"] = [0, None]
 assert verdict(never) == [False]                                                  # one run never decided
 old_run = copy.deepcopy(alone); del old_run["contenders"][0]["drops_after_decision"]
 assert verdict(old_run) == [True]                                                 # recorded before the bars were
+# What the repeats' spread alone makes of a bar: alike runs read 1; spread pulls the lowest run's median under it.
+assert wanbars.floor_null([10.0, 10.0], [10.0, 10.0]) == (1.0, 1.0)
+lo, med = wanbars.floor_null([8.0, 10.0, 12.0], [8.0, 10.0, 12.0])
+assert lo < med == 0.8, (lo, med)
+lo, med = wanbars.both_null([8.0, 12.0], [[8.0, 12.0], [8.0, 12.0]])
+assert lo < med <= 1.0, (lo, med)
+spread = copy.deepcopy(competing)
+spread["contenders"] += [con("sobas sender", 85.0, 88.5, 1.0), con("sobas both", 80.0, 83.3, 1.0)]
+spread["runs"] += runs("sobas sender", 80.0, 90.0) + runs("sobas both", 78.0, 82.0)
+info = {e["contender"]: e["info"] for e in wanbars.check(dict(scenarios=[spread]))}
+assert "relabelled at random" in info["sobas"] and "relabelled at random" in info["sobas both"], info
 print("ok")
 PY
   echo "$output"
