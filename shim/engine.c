@@ -61,9 +61,6 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .queue_rtt_frac = 0.10,  /* held at 1.02·R·T_base our own queue is ~2% of T; rcv_rtt jitters ~5% */
       .queue_rtt_min_us = 2000, /* tcpi_rcv_rtt counts whole ms: two ticks */
       .queue_rate_keep = 0.95, /* held alone the flow makes R ±2%; a 10% queue over R·T leaves it 0.93·R */
-      .newcomer_min_ns = 600000000, /* the host slowing the 1 Gb/s emulator sank a held flow's rate under a
-                                       queue for 220 and 300-420 ms with one clean window between (gig, 1 run
-                                       of 12 kept), and it stepped aside; a newcomer's queue stands for seconds */
       .loss_rate_frac = 0.85,  /* an overshoot's loss comes at A, which the decided rate is within ±5% of
                                   beside Poisson cross traffic; under 0.85 of it the flow fills no queue */
       .foreign_growth = 0.15,  /* beside one CUBIC flow every echo met 8-20 ms of its queue at 34.6 Mb/s, and the
@@ -490,8 +487,8 @@ static int under_share(const struct sobas_engine *e, uint64_t rate) {
  * stretches each 2·RTT window (measured on arrive-leave beside a newcomer's queue: windows of 150-200
  * ms on the 40 ms path), and a span counted in base RTTs held four such windows, 0.6-0.8 s, twice for
  * a pacer that trims first. Windows not in the history yet count two base RTTs each. */
-static uint32_t span_of(const struct sobas_engine *e, uint32_t base_us, uint32_t end, int64_t min_ns) {
-  int64_t need = min_ns;
+static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us, uint32_t end) {
+  int64_t need = e->p.queue_min_ns;
   uint32_t k = 0;
   for (; need > 0 && k < end; k++) need -= e->dur_at[end - 1 - k];
   if (need > 0 && base_us > 0) {
@@ -500,10 +497,6 @@ static uint32_t span_of(const struct sobas_engine *e, uint32_t base_us, uint32_t
   }
   if (k < e->p.queue_windows) k = e->p.queue_windows;
   return k < SOBAS_ENGINE_HISTORY ? k : SOBAS_ENGINE_HISTORY;
-}
-
-static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us, uint32_t end) {
-  return span_of(e, base_us, end, e->p.queue_min_ns);
 }
 
 /* The share stands: the queue_span windows before window `end` are a plateau (each within equal_tol of
@@ -766,20 +759,6 @@ static int update_held(struct sobas_engine *e, const struct sobas_engine_input *
  * benchmark) cost 0.83x plain CUBIC's goodput on `congested` (5 runs each): the competitor grew into
  * what the trim gave up, the queue did not stand for long enough on a lossy path, and the flow stayed
  * held at 28-38 Mb/s; without it 1.07x. A pacer trims first (trim_first, below). */
-/* Held alone before, a newcomer's queue, and the rate it sank, must have stood for newcomer_min_ns: the
- * host can slow a path for a few hundred ms with no one else on it, and a flow that steps aside for that
- * runs as plain TCP until it comes back (measured on `gig`: the emulator forwarding 668-870 Mb/s of 1000
- * for 0.85 s with at most 351 KB queued, the echoes' least RTT 22.5-28 ms on the 20 ms path; stepped
- * aside after 300 ms of it, 501 retransmits and RTT+ p50 2.4 ms for the run, back 2 s later). Before
- * the flow has held alone a queue is a competitor's at queue_min_ns: one already there takes more of
- * the path with each window held. */
-static int newcomer_stands(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t ref) {
-  uint32_t k = span_of(e, base_rtt(in), e->n_rates, e->p.newcomer_min_ns);
-  if (e->n_rates < k) return 0;
-  return rtt_above(least_rtt(e, k), ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us) &&
-         (double)median_of(e->rates + e->n_rates - k, k) < e->p.queue_rate_keep * (double)e->r_held;
-}
-
 static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t base = base_rtt(in);
   if (!e->held || in->rate_bps == 0) return 0;
@@ -809,8 +788,7 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
    * on `servers` (nginx, 8 downloads): four flows decided in slow start, four lost in it and searched on
    * uncapped; each held flow took their queue for a competitor's and stepped aside, each that decided
    * later then took those for competitors, and all 8 ran as plain CUBIC from 8.3 s on (RTT +32 ms). */
-  int competitor = queue && (sank || !e->held_clean) && !in->siblings_searching &&
-                   (!e->held_clean || newcomer_stands(e, in, ref));
+  int competitor = queue && (sank || !e->held_clean) && !in->siblings_searching;
   if (!competitor) {
     e->clean_run = !queue && !sank && !delayed ? e->clean_run + 1 : 0;
     /* Among siblings, the queue gone for a span since a trim: the trim was right, and the next standing

@@ -74,7 +74,6 @@ struct sobas_engine_params {
   double queue_rtt_frac;    /* ... the least of their RTTs at least this far over the base ... */
   uint32_t queue_rtt_min_us; /* ... and this many µs over it ... */
   double queue_rate_keep;   /* ... while their median rate is below this share of the held rate */
-  int64_t newcomer_min_ns;  /* held alone before: a newcomer's queue and sunk rate must span at least this long */
   double loss_rate_frac;    /* decided, not yet held: a loss while the rate is under this share of the
                                decided rate, with no queue, is the path's */
   double foreign_growth;    /* slow start, with the probe: a plateau this much above the rate at which every echo
