@@ -29,7 +29,9 @@ Results recorded before wanbench.py measured drops after the decision and the ti
 
 import itertools
 import json
+import math
 import os
+import random
 import statistics
 import sys
 
@@ -118,30 +120,61 @@ def null_quantiles(values):
     return values[int(0.05 * (len(values) - 1))], statistics.median(values)
 
 
+EXACT_DEALS = 20000  # up to this many ways of dealing the runs, every one; beyond, this many drawn at random
+
+
+def deals(sizes):
+    """Ways of dealing range(sum(sizes)) into groups of SIZES: every one while they are few (3 repeats of
+    three contenders: 1680), else EXACT_DEALS shuffles from a fixed seed (8 of three: 9.5e9)."""
+    n = sum(sizes)
+    count = math.factorial(n)
+    for k in sizes:
+        count //= math.factorial(k)
+    if count > EXACT_DEALS:
+        rng = random.Random(0)
+        for _ in range(EXACT_DEALS):
+            order = list(range(n))
+            rng.shuffle(order)
+            yield split(order, sizes)
+        return
+    yield from exact_deals(list(range(n)), sizes)
+
+
+def exact_deals(items, sizes):
+    if len(sizes) == 1:
+        yield [items]
+        return
+    for first in itertools.combinations(items, sizes[0]):
+        rest = [i for i in items if i not in first]
+        for more in exact_deals(rest, sizes[1:]):
+            yield [list(first)] + more
+
+
+def split(order, sizes):
+    out, at = [], 0
+    for k in sizes:
+        out.append(order[at:at + k])
+        at += k
+    return out
+
+
 def floor_null(mine, ref):
     """The lowest run over the reference's mean, when MINE and REF are relabelled as alike: the repeats'
     noise on the per-run floor (the contenders' repeats share their seeds, but not their timing)."""
-    pool, k = mine + ref, len(mine)
-    out = []
-    for idx in itertools.combinations(range(len(pool)), k):
-        a = [pool[i] for i in idx]
-        b = [pool[i] for i in range(len(pool)) if i not in idx]
-        out.append(min(a) / statistics.mean(b))
-    return null_quantiles(out)
+    pool = mine + ref
+    return null_quantiles([min(pool[i] for i in a) / statistics.mean(pool[i] for i in b)
+                           for a, b in deals([len(mine), len(ref)])])
 
 
 def both_null(both, refs):
     """Both's mean over the better of two others' means, when all three are relabelled as alike: the
     better of two noisy means sits above either, so even an identical contender reads under 1."""
     groups = [both] + refs
-    pool, sizes = [x for g in groups for x in g], [len(g) for g in groups]
+    pool = [x for g in groups for x in g]
     out = []
-    for first in itertools.combinations(range(len(pool)), sizes[0]):
-        rest = [i for i in range(len(pool)) if i not in first]
-        for second in itertools.combinations(rest, sizes[1]):
-            third = [i for i in rest if i not in second]
-            m = [statistics.mean(pool[i] for i in g) for g in (first, second, third)]
-            out.append(m[0] / max(m[1], m[2]))
+    for first, second, third in deals([len(g) for g in groups]):
+        m = [statistics.mean(pool[i] for i in g) for g in (first, second, third)]
+        out.append(m[0] / max(m[1], m[2]))
     return null_quantiles(out)
 
 
