@@ -22,7 +22,8 @@ The bars, as the issues state them:
 - sobas both: never worse than the better of sobas and sobas sender by more than 2%;
 - servers (nginx, 8 downloads): the sum of goodputs >= 0.98x plain nginx's (linux default).
 Beside each bar on noisy rows it prints what the repeats' spread alone makes of it: the statistic over
-every relabelling of the pooled runs (a permutation null), its median and 5th percentile.
+every relabelling of the pooled runs, or 20000 drawn when there are more (a permutation null), its
+median and 5th percentile.
 Results recorded before wanbench.py measured drops after the decision and the time from slow start
 (2026-11-27) have neither: those two bars read "not recorded" there and count as met.
 """
@@ -114,8 +115,8 @@ def goodputs(s, name):
 
 
 def null_quantiles(values):
-    """The 5th percentile and median of a statistic over every way of relabelling the pooled runs
-    (a permutation null: what the bar reads when the contenders are one and the same)."""
+    """The 5th percentile and median of a statistic over the ways of relabelling the pooled runs (deals):
+    a permutation null, what the bar reads when the contenders are one and the same."""
     values = sorted(values)
     return values[int(0.05 * (len(values) - 1))], statistics.median(values)
 
@@ -207,15 +208,11 @@ def check(results):
                 v += verdicts_competing(s, c, ref)
             if name == "sobas both":
                 v += verdicts_both(s, c)
-                refs = [goodputs(s, n) for n in ("sobas", "sobas sender")]
-                if all(len(g) > 1 for g in refs + [goodputs(s, name)]):
-                    lo, med = both_null(goodputs(s, name), refs)
-                    info_both = f"; relabelled at random: median {med:.3f}x, 5% {lo:.3f}x"
-                else:
-                    info_both = ""
             info = f"retrans {fmt(c['retrans'])}, decided {fmt(c['decision_ms'])} ms"
-            if name == "sobas both":
-                info += info_both
+            groups = [goodputs(s, n) for n in (name, "sobas", "sobas sender")]
+            if name == "sobas both" and all(len(g) > 1 for g in groups):
+                lo, med = both_null(groups[0], groups[1:])
+                info += f"; relabelled at random: median {med:.3f}x, 5% {lo:.3f}x"
             plain = row(s, "max buffer")
             if s["name"] in COMPETING and name != "sobas both" and plain:
                 # Plain CUBIC with another buffer setting, on the same bar: how far the repeats alone

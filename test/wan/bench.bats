@@ -175,8 +175,11 @@ lo, med = wanbars.floor_null([8.0, 10.0, 12.0], [8.0, 10.0, 12.0])
 assert lo < med == 0.8, (lo, med)
 lo, med = wanbars.both_null([8.0, 12.0], [[8.0, 12.0], [8.0, 12.0]])
 assert lo < med <= 1.0, (lo, med)
-# 8 repeats of three contenders deal 9.5e9 ways: drawn, not counted out, and alike still reads 1.
+# 8 repeats of three contenders deal 9.5e9 ways: drawn, not counted out; the draws still spread (a draw
+# that kept the runs where they were would read 1 in every deal).
 assert wanbars.both_null([10.0] * 8, [[10.0] * 8, [10.0] * 8]) == (1.0, 1.0)
+lo, med = wanbars.both_null([8.0, 12.0] * 4, [[8.0, 12.0] * 4, [8.0, 12.0] * 4])
+assert lo < med < 1.0, (lo, med)
 spread = copy.deepcopy(competing)
 spread["contenders"] += [con("sobas sender", 85.0, 88.5, 1.0), con("sobas both", 80.0, 83.3, 1.0)]
 spread["runs"] += runs("sobas sender", 80.0, 90.0) + runs("sobas both", 78.0, 82.0)
