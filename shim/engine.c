@@ -1,6 +1,8 @@
 /* engine.c — SOBAS's decision logic: Fig. 8's states driven by 2·RTT rate windows (pure: no syscalls, no globals). */
 #include "sobas/engine.h"
 
+#include "pace.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -211,6 +213,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
       e->drained = e->held = 0;
       e->held_clean = 0;
       e->trimmed = 0;
+      e->pace_trimmed = 0;
       e->trim_ns = 0;
       e->rtt_alone_us = 0;
       e->clean_run = e->quiet_run = 0;
@@ -745,6 +748,36 @@ static int update_held(struct sobas_engine *e, const struct sobas_engine_input *
   return e->held && !in->siblings && 2 * q >= (int64_t)e->q_decided_us;
 }
 
+/* S trimmed to the rate r the held flow got, when that is lower: its queue drains, and the next window
+ * is measured at the new S. */
+static int trim(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in, uint64_t r) {
+  uint32_t base = base_rtt(in);
+  uint64_t s = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(r, base)));
+  if (s >= e->s) return 0;
+  e->trim_ns = in->t_ns;
+  e->r_held = r;
+  e->clean_run = e->quiet_run = 0;
+  forget_rates(e);
+  return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_STANDING_QUEUE, 1, s, r, base, in->t_ns);
+}
+
+/* A pacer held over the path's rate, once a decision. Its pace is cut by the queue's share whenever
+ * the RTT is sobas_pace_margin_us over the base (pace.c), which holds the queue where the cut pace
+ * equals A: 2·T·(held/A - 1), under the standing-queue rule's 10% of T for a pace up to 5% over A, and
+ * every window's rate is A, not sunk. Measured on `typical` (A 77.1 Mb/s, 40 ms): a sender decided in
+ * slow start at 80.8 Mb/s (the window whose queue overflowed dropped some of the cross traffic) held
+ * 2.7-5.2 ms of queue for seconds at 76-78 Mb/s; its lifts ended on the queue at once and kept the S
+ * they began from; ping RTT+ p50 3.6 ms against 1.1 and 1.5 for two decided at 76.7-77.3. A queue
+ * over the held RTT's margin in every window of a span, the rate not sunk, is that: trim S to the rate
+ * the flow got. A pace further over A queues past the 10% and sinks the rate (trim_first's case). A
+ * rate sunk under a small queue is no pace over the path: a host that delays the ACKs cuts the pace by
+ * the delay's share, and the rate follows it (measured on `typical`: tcpi_rtt 42-48 ms for 0.65 s
+ * with the emulator's queue under 1 ms, the rate 0.93 of the held 37.7 Mb/s of A = 77). */
+static int over_pace(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t k, uint32_t ref) {
+  if (!e->p.trim_first || e->pace_trimmed || in->siblings_searching) return 0;
+  return least_rtt(e, k) > ref + sobas_pace_margin_us(base_rtt(in));
+}
+
 /* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through
  * queue_span windows is someone else's, kept by an elastic competitor (a loss-based flow fills whatever
  * buffer it finds), beside which any cap only cedes it more of the path: step aside. A decision whose
@@ -789,6 +822,10 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
    * uncapped; each held flow took their queue for a competitor's and stepped aside, each that decided
    * later then took those for competitors, and all 8 ran as plain CUBIC from 8.3 s on (RTT +32 ms). */
   int competitor = queue && (sank || !e->held_clean) && !in->siblings_searching;
+  if (!competitor && !sank && over_pace(e, in, k, ref) && trim(e, a, in, r)) {
+    e->pace_trimmed = 1;
+    return 1;
+  }
   if (!competitor) {
     e->clean_run = !queue && !sank && !delayed ? e->clean_run + 1 : 0;
     /* Among siblings, the queue gone for a span since a trim: the trim was right, and the next standing
@@ -825,16 +862,9 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
    * sinks, as beside a competitor. Measured: a paced server decided at 92 Mb/s on a link the host froze
    * 4% of the time, then 81-90 Mb/s with 3-9 ms of queue for 1.5 s, stepped aside as "competing". So
    * the first such queue trims S to the rate the flow got; a competitor's queue stands again. */
-  if (e->p.trim_first && sank && !e->trimmed) {
-    uint64_t s = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(r, base)));
-    if (s < e->s) {
-      e->trimmed = 1;
-      e->trim_ns = in->t_ns;
-      e->r_held = r;
-      e->clean_run = e->quiet_run = 0;
-      forget_rates(e);
-      return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_STANDING_QUEUE, 1, s, r, base, in->t_ns);
-    }
+  if (e->p.trim_first && sank && !e->trimmed && trim(e, a, in, r)) {
+    e->trimmed = 1;
+    return 1;
   }
   /* Siblings trim one after another, each on its own windows, and the queue stands until the last has:
    * the queue after a flow's own trim is theirs for a while. Measured on `servers` (sender, 8 flows held
@@ -1012,7 +1042,7 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
      * the lift's own excess), so a pacer trims first again. Measured on `gig-udp`: lifted from 565 to
      * 626 Mb/s on two windows that found room, beside 430 Mb/s of UDP, then a queue and a trim to 554. */
     e->r_alone = e->r_held = got;
-    e->trimmed = 0;
+    e->trimmed = e->pace_trimmed = 0;
     e->lift_backoff_ns = e->p.lift_backoff_ns;
     return lift_start(e, in, a, got, 0);
   }

@@ -161,6 +161,7 @@ struct sobas_engine {
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
   uint8_t trimmed;                  /* trim_first: no trim due: S was trimmed since the decision, or the flow held clean
                                        alone since (among siblings: since the queue was last gone for a span) */
+  uint8_t pace_trimmed;             /* trim_first: S was trimmed for a pace over the path since the decision (over_pace) */
   int64_t trim_ns;                  /* when S was last trimmed (0: not since the decision) */
   uint8_t held_clean;               /* decided, and held queue_windows evaluations in a row with no queue and R kept */
   uint32_t clean_run;               /* how many such evaluations in a row so far */

@@ -1338,6 +1338,36 @@ TEST(Engine, APacerOnASlowerPathTrimsSToTheRateItGets) {
   EXPECT_EQ(r.last().why, SOBAS_WHY_COMPETING);
 }
 
+// A pacer decided over the path (slow start's window read 80.8 Mb/s of A = 77): its pace, cut by the
+// queue's share while the RTT is over its margin, holds the queue where the cut pace meets A, 3 ms
+// here, under the standing-queue rule's 4 ms, and every window gets A, not sunk. A queue over the
+// margin in every window of a span trims S to the rate got, once a decision; one that a window in
+// the span is clear of (cross traffic's bursts) is no pace over the path, nor one whose rate sank.
+TEST(Engine, APacerOverThePathTrimsSToTheRateItGets) {
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  Engine g(0, p);
+  g.decide(80.8);
+  ASSERT_LE(g.held_until_action(20, 77, kRtt + 3000), 20);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.e.s, bytes(77 * kMbps, kRtt));
+  EXPECT_EQ(g.held_until_action(20, 77, kRtt + 3000), 21) << "trimmed once a decision, and no competitor's queue";
+
+  Engine bursts(0, p);
+  bursts.decide(77);
+  for (int i = 0; i < 40; i++)
+    EXPECT_FALSE(bursts.held(76, i % 3 ? kRtt + 3000 : kRtt + 500)) << "a clear window in every span " << i;
+
+  Engine delayed(0, p);  // the host delays the ACKs: the cut pace's rate sinks with the RTT
+  delayed.decide(37.7);
+  EXPECT_EQ(delayed.held_until_action(20, 35, kRtt + 3000), 21);
+
+  Engine r;  // a receiver's window has the ACK clock: no pace to be over the path
+  r.decide(80.8);
+  EXPECT_EQ(r.held_until_action(20, 77, kRtt + 3000), 21);
+}
+
 // A pacer beside an elastic competitor: the trim cedes nothing it keeps, the queue stands again, and
 // the flow steps aside a queue span later.
 TEST(Engine, APacerBesideACompetitorTrimsOnceThenStepsAside) {
