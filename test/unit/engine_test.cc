@@ -1342,7 +1342,8 @@ TEST(Engine, APacerOnASlowerPathTrimsSToTheRateItGets) {
 // queue's share while the RTT is over its margin, holds the queue where the cut pace meets A, 3 ms
 // here, under the standing-queue rule's 4 ms, and every window gets A, not sunk. A queue over the
 // margin in every window of a span trims S to the rate got, once a decision; one that a window in
-// the span is clear of (cross traffic's bursts) is no pace over the path, nor one whose rate sank.
+// the span is clear of (cross traffic's bursts) is no pace over the path, nor one whose rate sank; and
+// a flow among siblings leaves their creep to held_queue's trim.
 TEST(Engine, APacerOverThePathTrimsSToTheRateItGets) {
   sobas_engine_params p = Engine::defaults();
   sobas_engine_pacer_params(&p);
@@ -1358,6 +1359,11 @@ TEST(Engine, APacerOverThePathTrimsSToTheRateItGets) {
   bursts.decide(77);
   for (int i = 0; i < 40; i++)
     EXPECT_FALSE(bursts.held(76, i % 3 ? kRtt + 3000 : kRtt + 500)) << "a clear window in every span " << i;
+
+  Engine sibling(0, p);  // among siblings the queue is their creep over A, which held_queue trims
+  sibling.siblings = 1;
+  sibling.decide(80.8);
+  EXPECT_EQ(sibling.held_until_action(20, 77, kRtt + 3000), 21);
 
   Engine delayed(0, p);  // the host delays the ACKs: the cut pace's rate sinks with the RTT
   delayed.decide(37.7);
