@@ -631,7 +631,14 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
      * 40.1), was decided there and held at 73% of A; the lifts, +10% at a time, read +3% through
      * that jitter and found no room. */
     int least = e->p.full_least || in->probe;
-    int full = in_ss ? rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000)
+    /* In slow start the window now, which a receiver's lagging RTT needs; a pacer's exact one, every
+     * window of the plateau. CUBIC leaves slow start with no loss when its RTT samples rise 5 ms at 40
+     * ms (HyStart), which a host stall or a burst of cross traffic does; its rate then climbs 5-10% a
+     * window, two windows read equal, and one RTT spike made them a plateau: measured on `typical` and
+     * `bloated` (sender leading, 2 of 13 runs), HyStart out at a cwnd of 57 and 96 packets, decided at
+     * 33.9 and 54.1 Mb/s of A = 77 on one window 7.8 and 4.8 ms over the base (the one before at
+     * +2.6 and +0.6 ms), and the paced flow, its cwnd no longer growing, took 5-9 s of lifts to A. */
+    int full = in_ss ? rtt_above(e->p.full_least ? least_rtt(e, need) : in->rtt_us, t0, e->p.full_rtt_frac, 2000)
                      : rtt_above(least ? least_rtt(e, need) : median_rtt(e, need), t0, e->p.equal_tol, 1000);
     /* Back from stepping aside, a plateau at the rate held alone is the path the flow had alone, full
      * whatever the queue: CUBIC regrowing after the competitor left flattens near its last maximum and

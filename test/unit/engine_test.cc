@@ -93,7 +93,7 @@ struct Engine {
   }
   // Decides at mbps on slow start's flat rate (the path filling: +12.5% RTT).
   void decide(double mbps) {
-    feed(mbps, base);
+    feed(mbps, p.full_least ? base * 9 / 8 : base);  // a pacer's exact RTT shows the queue in both windows
     feed(mbps, base * 9 / 8);
     EXPECT_EQ(e.state, SOBAS_ST_DECIDED);
   }
@@ -1540,6 +1540,34 @@ TEST(Engine, APacersSlowStartDecidesOnItsOwnQueue) {
   receiver.feed(10);
   receiver.feed(28, 43000);
   EXPECT_FALSE(receiver.feed(80, 73000)) << "a receiver waits for two equal rates";
+}
+
+// CUBIC out of slow start with no loss (HyStart) climbs 5-10% a window: two windows read equal, and a
+// pacer's plateau in slow start is the path's only with a queue in both. The windows of a sender on
+// `bloated` (A = 77 Mb/s) that decided at 54.1 on the last one's +4.8 ms: none now; a plateau whose
+// every window queues still decides.
+TEST(Engine, APacersSlowStartPlateauNeedsAQueueInEveryWindow) {
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  Engine g(0, p);
+  const std::vector<std::pair<double, uint32_t>> windows = {{18.1, 47500}, {23.8, 40900}, {32.6, 41700},
+                                                            {34.1, 43000}, {42.9, 42000}, {43.1, 40700},
+                                                            {51.6, 40700}, {56.5, 44900}};
+  for (const auto &[mbps, rtt] : windows) EXPECT_FALSE(g.feed(mbps, rtt)) << mbps << " Mb/s, RTT " << rtt;
+  EXPECT_EQ(g.e.state, SOBAS_ST_SLOW_START);
+
+  Engine full(0, p);
+  full.feed(10);
+  full.feed(70, 46000);
+  ASSERT_TRUE(full.feed(72, 47000));
+  EXPECT_EQ(full.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(full.last().why, SOBAS_WHY_FLAT_RATE);
+
+  Engine receiver;  // a receiver's RTT lags slow start's queue: the window now tells
+  receiver.feed(10);
+  receiver.feed(70, 41000);
+  ASSERT_TRUE(receiver.feed(72, 47000));
+  EXPECT_EQ(receiver.last().to, SOBAS_ST_DECIDED);
 }
 
 // At 1 Gb/s a pacer's slow start can first queue with its delivery rate at half of what its cwnd has
