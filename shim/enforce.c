@@ -147,6 +147,19 @@ int sobas_enforce_unpace(int fd, struct sobas_hold *h) {
   return set_pacing(fd, ~0ULL);
 }
 
+int sobas_enforce_wake(int fd, uint32_t bytes, struct sobas_hold *h) {
+  if (bytes == h->lowat) return 0;
+  if (h->lowat == 0) {
+    int now;
+    int r = get_int(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &now);
+    if (r != 0) return r;
+    if (now != 0) return -EEXIST; /* 0: the socket follows net.ipv4.tcp_notsent_lowat */
+  }
+  int r = set_int(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, (int)bytes);
+  if (r == 0) h->lowat = bytes;
+  return r;
+}
+
 const char *sobas_enforce_lever(const struct sobas_hold *h) {
   return h->pace_Bps ? "pacing" : h->rcvbuf ? "lock+clamp" : "clamp";
 }

@@ -13,6 +13,7 @@ struct sobas_hold {
   uint32_t reapplied; /* times the kernel had moved TCP_WINDOW_CLAMP and we set it again */
   uint64_t pace_Bps;  /* a sender: the SO_MAX_PACING_RATE set now, bytes per second; 0 = not paced */
   uint64_t held_Bps;  /* ... and the rate it holds when no queue is draining */
+  uint32_t lowat;     /* a sender: the TCP_NOTSENT_LOWAT set now, bytes; 0 = not set by sobas */
 };
 
 /* Holds fd's advertised window at s bytes: SO_RCVBUF (when the host's rmem_max allows a buffer that
@@ -36,6 +37,13 @@ int sobas_enforce_pace(int fd, uint64_t s, uint64_t held_Bps, uint64_t now_Bps, 
 
 /* A sending socket's S = S_max: no rate limit (the kernel keeps pacing at its own rate). */
 int sobas_enforce_unpace(int fd, struct sobas_hold *h);
+
+/* A sending socket's writer woken whenever fewer than about bytes/2 are left unsent (TCP_NOTSENT_LOWAT
+ * = bytes), so that a blocked writer comes back to the shim often enough for its windows to close on
+ * time (docs/kernel-facts.md); 0 gives the socket back the host's default. A socket whose mark is set
+ * already (by its application) is left alone: -EEXIST. Sets the socket only when the mark changes.
+ * Returns 0 or -errno. */
+int sobas_enforce_wake(int fd, uint32_t bytes, struct sobas_hold *h);
 
 /* Name of the lever used, for the log ("lock+clamp", "clamp" or "pacing"). */
 const char *sobas_enforce_lever(const struct sobas_hold *h);

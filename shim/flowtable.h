@@ -37,6 +37,7 @@ static inline sobas_slot sobas_slot_with_flags(sobas_slot s, unsigned flags) { r
 #define SOBAS_FDF_APP_RCVBUF 0x01u
 #define SOBAS_FDF_APP_SNDBUF 0x02u
 #define SOBAS_FDF_APP_PACING 0x04u /* SO_MAX_PACING_RATE: the application paces the flow itself */
+#define SOBAS_FDF_APP_LOWAT 0x08u  /* TCP_NOTSENT_LOWAT: the application chose when its writer wakes */
 
 #define SOBAS_FD_CHUNK_BITS 12
 #define SOBAS_FD_CHUNK (1u << SOBAS_FD_CHUNK_BITS)
@@ -63,6 +64,7 @@ struct sobas_addr {
 #define SOBAS_FLOW_PEER_STEERS 0x80u /* the other end's sobas steers the flow (the receiver's window holds a sender, or a
                                         sender told sobasd it leads): this end measures only */
 #define SOBAS_FLOW_LED_EARLY 0x100u /* a sender's first LEAD, before its receiver could probe, was looked at (sent or not) */
+#define SOBAS_FLOW_APP_LOWAT 0x200u /* the application set TCP_NOTSENT_LOWAT: sobas never sets it */
 
 enum sobas_flow_origin { SOBAS_ORIGIN_CONNECT = 0, SOBAS_ORIGIN_ACCEPT = 1, SOBAS_ORIGIN_INHERITED = 2 };
 

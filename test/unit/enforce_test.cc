@@ -1,4 +1,4 @@
-// enforce_test.cc — the receiver's levers on a real loopback TCP connection: the hold locks the buffer and clamps the window, a release unlocks and opens it, a later hold locks it again.
+// enforce_test.cc — the levers on a real loopback TCP connection: the hold locks the buffer and clamps the window, a release unlocks and opens it, a later hold locks it again; a sender's wake mark is set and given back.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -6,6 +6,8 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <fstream>
 
@@ -110,6 +112,27 @@ TEST_F(Levers, AReleaseLeavesAnUnlockedBufferToAutotuning) {
   ASSERT_EQ(sobas_enforce_release(fd_, &h_), 0);
   EXPECT_EQ(GetInt(fd_, SOL_SOCKET, kBufLock), 0);
   EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), before);
+}
+
+// A searching sender's writer is woken by TCP_NOTSENT_LOWAT, set only when the mark changes, and given
+// back the host's default (0: net.ipv4.tcp_notsent_lowat) after; an application's own mark is left alone.
+TEST_F(Levers, AWakeMarkIsSetThenGivenBackAndAnApplicationsIsLeftAlone) {
+  ASSERT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_NOTSENT_LOWAT), 0);
+  ASSERT_EQ(sobas_enforce_wake(fd_, 262144, &h_), 0);
+  EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_NOTSENT_LOWAT), 262144);
+  EXPECT_EQ(h_.lowat, 262144u);
+  ASSERT_EQ(sobas_enforce_wake(fd_, 524288, &h_), 0);
+  EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_NOTSENT_LOWAT), 524288);
+  ASSERT_EQ(sobas_enforce_wake(fd_, 0, &h_), 0);
+  EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_NOTSENT_LOWAT), 0);
+  EXPECT_EQ(h_.lowat, 0u);
+
+  const int app = 16384;
+  ASSERT_EQ(setsockopt(peer_, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &app, sizeof app), 0);
+  sobas_hold other{};
+  EXPECT_EQ(sobas_enforce_wake(peer_, 262144, &other), -EEXIST);
+  EXPECT_EQ(GetInt(peer_, IPPROTO_TCP, TCP_NOTSENT_LOWAT), app);
+  EXPECT_EQ(other.lowat, 0u);
 }
 
 }  // namespace
