@@ -197,7 +197,7 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
                 "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu dlv_bps=%llu rtt_us=%u "
                 "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u snd_mss=%u "
                 "retrans=%u ooo=%u busy_us=%llu rwnd_lim_us=%llu sndbuf_lim_us=%llu snd_wnd=%u limit=%s state=%s s=%llu "
-                "probe=%s prtt_us=%u prtt_max_us=%u prtt_least_us=%u plost=%u siblings=%u siblings_searching=%u",
+                "probe=%s prtt_us=%u prtt_max_us=%u prtt_least_us=%u plost=%u siblings=%u siblings_searching=%u wake=%u",
                 role_names[role], (long long)((w->t_end_ns - f->t_open_ns) / 1000),
                 (long long)((w->t_end_ns - w->t_start_ns) / 1000), (unsigned long long)w->rx_bytes,
                 (unsigned long long)w->tx_bytes, (unsigned long long)w->rx_rate_bps,
@@ -208,7 +208,7 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
                 (unsigned long long)w->sndbuf_limited_us, s->snd_wnd,
                 sobas_limit_name((enum sobas_limit)f->last_limit), sobas_state_name(flow_state(f)), (unsigned long long)f->hold.s,
                 sobas_probe_status_name((enum sobas_probe_status)f->probe_status), pv->rtt_avg_us, pv->rtt_max_us,
-                pv->rtt_least_us, pv->lost, f->siblings, f->siblings_searching);
+                pv->rtt_least_us, pv->lost, f->siblings, f->siblings_searching, f->hold.lowat);
 }
 
 /* The lever the decision left in place: a transition that sets nothing (a resume, a cap that was
