@@ -692,8 +692,11 @@ static void forget_stale(int fd, struct sobas_flow *f, sobas_slot s) {
  * the window that sees slow start fill the path closes on time. Unset, a writer slept 0.13-0.30 s at a
  * time on `long` (150 ms), and in 2 of 6 runs slow start's second window closed 0.96-1.16 s after it
  * opened, past the overflow (docs/kernel-facts.md). At least 128 KiB, so that a 64 KiB write fits
- * under the mark; at most 4 MiB. The host's default once the flow has decided or is no longer steered:
- * the mark also changes when poll reports the socket writable, so it is set only while it matters. */
+ * under the mark; at most 4 MiB. The mark also changes when poll reports the socket writable, so it is
+ * set only while it matters: the host's default comes back once the flow has decided, is no longer
+ * steered, or has retransmitted (slow start has overflowed already, and a flow whose engine stays in
+ * slow start while CUBIC regrows from that loss would keep the mark for the transfer), and a path the
+ * engine does not steer (a base RTT under min_rtt_us: loopback, a LAN) never gets it. */
 #define WAKE_MIN (128u * 1024)
 #define WAKE_MAX (4u * 1024 * 1024)
 static void wake_often(int fd, struct sobas_flow *f) {
@@ -701,7 +704,9 @@ static void wake_often(int fd, struct sobas_flow *f) {
   int steering = (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED | SOBAS_FLOW_PEER_STEERS | SOBAS_FLOW_ENGINE)) ==
                  (SOBAS_FLOW_SENDS | SOBAS_FLOW_ENGINE);
   int in_ss = f->eng.state == SOBAS_ST_SLOW_START || f->eng.state == SOBAS_ST_SS_GROWING;
-  uint64_t want = steering && in_ss ? (uint64_t)f->last.snd_cwnd * f->last.snd_mss / 4 : 0;
+  int wan = f->base_rtt_us >= f->eng.p.min_rtt_us;
+  int no_loss_yet = f->last.total_retrans == 0;
+  uint64_t want = steering && in_ss && wan && no_loss_yet ? (uint64_t)f->last.snd_cwnd * f->last.snd_mss / 4 : 0;
   if (want) want = want < WAKE_MIN ? WAKE_MIN : want > WAKE_MAX ? WAKE_MAX : want;
   if (sobas_enforce_wake(fd, (uint32_t)want, &f->hold) == -EEXIST) f->flags |= SOBAS_FLOW_APP_LOWAT;
 }

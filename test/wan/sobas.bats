@@ -582,6 +582,53 @@ PY
   run ! grep ' ev=decision ' "$log"             # never steered
 }
 
+# A steered sender's writer is woken by TCP_NOTSENT_LOWAT while it searches in slow start (track.c,
+# wake_often): the socket gets the host's default back once the flow has decided, and an application's
+# own mark is never touched. The server reads the mark back after each download.
+@test "a sender's wake mark lasts its slow start only, and an application's own mark is kept" {
+  local log=$BATS_TEST_TMPDIR/wake.log marks=$BATS_TEST_TMPDIR/wake.marks
+  ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$log" python3 - "$BATS_FILE_TMPDIR/small" "$marks" <<'PY' 3>&- &
+import socket, sys
+LOWAT = getattr(socket, "TCP_NOTSENT_LOWAT", 25)
+data = open(sys.argv[1], "rb").read()
+srv = socket.create_server(("10.80.1.1", 8083))
+while True:
+    c, _ = srv.accept()
+    own = b" /own " in c.recv(65536)
+    if own:
+        c.setsockopt(socket.IPPROTO_TCP, LOWAT, 16384)
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(data))
+    for i in range(0, len(data), 65536):
+        c.sendall(data[i:i + 65536])
+    with open(sys.argv[2], "a") as f:
+        print("own" if own else "plain", c.getsockopt(socket.IPPROTO_TCP, LOWAT), file=f)
+    c.close()
+PY
+  local srv=$!
+  for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8083' | grep -q LISTEN && break; sleep 0.05; done
+  PORT=8083 valid_download wake-plain plain 500000 0 0 plain
+  PORT=8083 valid_download wake-own plain 500000 0 0 own
+  kill "$srv"; wait "$srv" 2>/dev/null || true
+  cat "$marks"
+  python3 - "$log" "$marks" <<'PY'
+import sys
+log = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(sys.argv[1])]
+marks = [l.split() for l in open(sys.argv[2])]
+# Flows are numbered in the order the server accepted them, one line of marks each (invalid attempts too).
+for n, (kind, mark) in enumerate(marks, 1):
+    wins = [x for x in log if x.get("ev") == "window" and int(x["flow"]) == n and x["role"] == "sender"]
+    wakes = [int(x["wake"]) for x in wins]
+    print(f"flow {n} ({kind}): mark after the download {mark}; wake per window {wakes[:6]}...")
+    if kind == "own":
+        assert int(mark) == 16384, "the application's own mark was changed"
+        assert not any(wakes), "sobas set a mark on a socket whose application had set one"
+    else:
+        assert int(mark) == 0, "the mark outlived the search"
+        assert any(w > 0 for w in wakes), "no mark while slow start searched"
+        assert all(int(x["wake"]) == 0 for x in wins if x["state"] != "slow-start"), "a mark after slow start"
+PY
+}
+
 # Both ends preloaded, no sobasd on the sender's host (with one, the sender leads and the receiver
 # stands down: probe.bats): exactly one steers, the receiver (its window holds the flow whatever the sender
 # does). The sender sees the receiver's hold as its flow limited by the peer's window, lets go of its
