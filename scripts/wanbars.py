@@ -209,10 +209,11 @@ def check(results):
             if name == "sobas both":
                 v += verdicts_both(s, c)
             info = f"retrans {fmt(c['retrans'])}, decided {fmt(c['decision_ms'])} ms"
-            groups = [goodputs(s, n) for n in (name, "sobas", "sobas sender")]
-            if name == "sobas both" and all(len(g) > 1 for g in groups):
-                lo, med = both_null(groups[0], groups[1:])
-                info += f"; relabelled at random: median {med:.3f}x, 5% {lo:.3f}x"
+            if name == "sobas both":
+                groups = [goodputs(s, n) for n in (name, "sobas", "sobas sender")]
+                if all(len(g) > 1 for g in groups):
+                    lo, med = both_null(groups[0], groups[1:])
+                    info += f"; relabelled at random: median {med:.3f}x, 5% {lo:.3f}x"
             plain = row(s, "max buffer")
             if s["name"] in COMPETING and name != "sobas both" and plain:
                 # Plain CUBIC with another buffer setting, on the same bar: how far the repeats alone

@@ -689,7 +689,7 @@ static void forget_stale(int fd, struct sobas_flow *f, sobas_slot s) {
 
 /* TCP_NOTSENT_LOWAT for a steered sender searching in slow start: a quarter of its cwnd, so that its
  * writer, blocked on a full send buffer, comes back to the shim every eighth of a round trip or so, and
- * the window that sees slow start fill the path closes on time. Unset, a writer slept 0.13-0.30 s at a
+ * the window that sees slow start fill the path closes on time. Unset, a writer slept up to 0.30 s at a
  * time on `long` (150 ms), and in 2 of 6 runs slow start's second window closed 0.96-1.16 s after it
  * opened, past the overflow (docs/kernel-facts.md). At least 128 KiB, so that a 64 KiB write fits
  * under the mark; at most 4 MiB. The mark also changes when poll reports the socket writable, so it is
@@ -699,10 +699,12 @@ static void forget_stale(int fd, struct sobas_flow *f, sobas_slot s) {
  * engine does not steer (a base RTT under min_rtt_us: loopback, a LAN) never gets it. */
 #define WAKE_MIN (128u * 1024)
 #define WAKE_MAX (4u * 1024 * 1024)
-static void wake_often(int fd, struct sobas_flow *f) {
-  if (f->flags & SOBAS_FLOW_APP_LOWAT) return;
-  int steering = (f->flags & (SOBAS_FLOW_SENDS | SOBAS_FLOW_APP_PACED | SOBAS_FLOW_PEER_STEERS | SOBAS_FLOW_ENGINE)) ==
-                 (SOBAS_FLOW_SENDS | SOBAS_FLOW_ENGINE);
+static void wake_often(int fd, struct sobas_flow *f, int steering) {
+  if (f->flags & SOBAS_FLOW_APP_LOWAT) {
+    f->hold.lowat = 0; /* the application's mark stands, whatever sobas set before it */
+    return;
+  }
+  /* An engine not started yet has no state: not in slow start. */
   int in_ss = f->eng.state == SOBAS_ST_SLOW_START || f->eng.state == SOBAS_ST_SS_GROWING;
   int wan = f->base_rtt_us >= f->eng.p.min_rtt_us;
   int no_loss_yet = f->last.total_retrans == 0;
@@ -745,7 +747,7 @@ static int sample_locked(int fd, struct sobas_flow *f) {
     int measures_path = f->last_limit != SOBAS_LIMIT_APP &&
                         (!(f->flags & SOBAS_FLOW_SENDS) || f->last_limit != SOBAS_LIMIT_PEER_WINDOW);
     if (steered && measures_path) steer(fd, f, &w, &pv);
-    if (f->flags & SOBAS_FLOW_SENDS) wake_often(fd, f);
+    if (f->flags & SOBAS_FLOW_SENDS) wake_often(fd, f, steered);
     if (logging()) log_window(f, &w, role, &pv);
     if (w.t_end_ns - f->ring_sample_ns >= (int64_t)SOBAS_RING_SAMPLE_MS * 1000000) {
       f->ring_sample_ns = w.t_end_ns;
