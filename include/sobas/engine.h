@@ -168,7 +168,7 @@ struct sobas_engine {
   uint32_t quiet_run;               /* held evaluations in a row with no queue, whatever the rate */
   uint32_t rtt_alone_us;            /* the least RTT of the evaluations that made it held_clean (0: none) */
   uint8_t resumed;                  /* the search under way came back from stepping aside */
-  uint64_t r_alone;                 /* the rate a decision held with no competitor (0: never seen) */
+  uint64_t r_alone;                 /* the rate last held alone: a clean hold's or a lift's (0: never) */
   uint64_t r_held;                  /* the rate S was last set from (decision or lift) */
   uint32_t queued_run;              /* slow start: windows in a row whose every echo met a queue */
   uint64_t foreign_rate;            /* the lower rate of the first two such windows (0: none yet) */

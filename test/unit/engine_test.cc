@@ -1230,6 +1230,29 @@ TEST(Engine, ReturnsWhenTheRateComesBackToWhatItHeldAlone) {
   EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
 }
 
+// Held alone at 50, aside for a newcomer, back while the newcomer is still small and decided on the
+// share it got, whose queue then stood: that decision taught nothing about the path alone, so the rate
+// to come back to stays 50. The newcomer leaves and the flow's own CUBIC keeps the buffer full (a 1-BDP
+// buffer never empties): the rate alone brings it back (arrive-leave e2e, 2 of 5 CI runs: never back).
+TEST(Engine, AVainReturnKeepsTheRateHeldAloneBefore) {
+  Engine g;
+  g.decide(50);
+  g.held_until_action(20, 50, kRtt);
+  g.held_until_action(20, 50.0 * 40 / 70, 70000);
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  int n = 0;
+  while (!g.held(46, 45000) && n < 200) n++;
+  ASSERT_EQ(g.last().why, SOBAS_WHY_RESUME);
+  for (int i = 0; i < 10 && g.e.state != SOBAS_ST_DECIDED; i++) g.feed(45, 60000);
+  ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  g.held_until_action(20, 30, 62000);
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.e.r_alone, 50 * kMbps);
+  n = 0;
+  while (!g.held(48, 78000) && n < 200) n++;
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME) << "back alone at 48 with its own queue standing";
+}
+
 // Back from stepping aside, CUBIC flattens at the rate the flow held alone with almost no queue (its
 // concave approach to its last maximum): that plateau decides, a share under it does not.
 TEST(Engine, BackAtTheRateHeldAloneDecidesWithoutWaitingForAQueue) {
