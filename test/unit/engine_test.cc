@@ -1206,14 +1206,19 @@ TEST(Engine, ABaseThatFallsUnderTheDecisionsWasACompetitorsQueue) {
   }
 }
 
-// Stepped aside: the competitor leaves and the rate comes back to what the flow held alone: search
-// again (uncapped) and decide anew. Not before the backoff, and not on the share's swings.
-TEST(Engine, ReturnsWhenTheRateComesBackToWhatItHeldAlone) {
-  Engine g;
+// Held alone at 50 Mb/s, then aside for a newcomer's queue (70 ms of 40).
+void StepAsideAfterHeldAlone(Engine &g) {
   g.decide(50);
   g.held_until_action(20, 50, kRtt);
   g.held_until_action(20, 50.0 * 40 / 70, 70000);
   ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+}
+
+// Stepped aside: the competitor leaves and the rate comes back to what the flow held alone: search
+// again (uncapped) and decide anew. Not before the backoff, and not on the share's swings.
+TEST(Engine, ReturnsWhenTheRateComesBackToWhatItHeldAlone) {
+  Engine g;
+  ASSERT_NO_FATAL_FAILURE(StepAsideAfterHeldAlone(g));
   EXPECT_FALSE(g.held(47, 60000)) << "within the backoff";
   EXPECT_FALSE(g.held(47, 60000));
   for (int i = 0; i < 100; i++) EXPECT_FALSE(g.held(i % 10 < 3 ? 40 : 25, 70000)) << "the share swings " << i;
@@ -1236,10 +1241,7 @@ TEST(Engine, ReturnsWhenTheRateComesBackToWhatItHeldAlone) {
 // buffer never empties): the rate alone brings it back (arrive-leave e2e, 2 of 5 CI runs: never back).
 TEST(Engine, AVainReturnKeepsTheRateHeldAloneBefore) {
   Engine g;
-  g.decide(50);
-  g.held_until_action(20, 50, kRtt);
-  g.held_until_action(20, 50.0 * 40 / 70, 70000);
-  ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  ASSERT_NO_FATAL_FAILURE(StepAsideAfterHeldAlone(g));
   int n = 0;
   while (!g.held(46, 45000) && n < 200) n++;
   ASSERT_EQ(g.last().why, SOBAS_WHY_RESUME);
@@ -1258,10 +1260,7 @@ TEST(Engine, AVainReturnKeepsTheRateHeldAloneBefore) {
 TEST(Engine, BackAtTheRateHeldAloneDecidesWithoutWaitingForAQueue) {
   for (double mbps : {42.0, 49.0}) {
     Engine g;
-    g.decide(50);
-    g.held_until_action(20, 50, kRtt);
-    g.held_until_action(20, 50.0 * 40 / 70, 70000);
-    ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+    ASSERT_NO_FATAL_FAILURE(StepAsideAfterHeldAlone(g));
     int n = 0;
     while (!g.held(48, 45000) && n < 200) n++;
     ASSERT_EQ(g.last().why, SOBAS_WHY_RESUME);
