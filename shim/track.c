@@ -220,10 +220,11 @@ static const char *decision_lever(const struct sobas_flow *f, const struct sobas
 
 static void log_decision(const struct sobas_flow *f, const struct sobas_action *a, int err) {
   log_flow_line(f, "decision",
-                "role=%s from=%s to=%s why=%s s=%llu rate_bps=%llu rtt_us=%u base_rtt_us=%u rcv_wnd=%u lever=%s%s%s",
+                "role=%s from=%s to=%s why=%s s=%llu rate_bps=%llu rtt_us=%u base_rtt_us=%u rcv_wnd=%u lever=%s "
+                "alone_bps=%llu%s%s",
                 (f->flags & SOBAS_FLOW_SENDS) ? "sender" : "receiver", sobas_state_name(a->from), sobas_state_name(a->to), sobas_reason_name(a->why),
                 (unsigned long long)(a->set ? a->s : f->eng.s), (unsigned long long)a->rate_bps, a->rtt_us,
-                f->base_rtt_us, f->last.rcv_wnd, decision_lever(f, a),
+                f->base_rtt_us, f->last.rcv_wnd, decision_lever(f, a), (unsigned long long)f->eng.r_alone,
                 err ? " error=" : "", err ? strerror(-err) : "");
 }
 
