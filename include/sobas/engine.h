@@ -83,6 +83,7 @@ struct sobas_engine_params {
   double resume_frac;       /* stepped aside: the rate is back to this share of what the flow held alone */
   double resume_jump;       /* ... or (never held alone) this much above the rate it had aside */
   int64_t resume_clear_ns;  /* ... with no queue in any window of this span (never held alone) */
+  double resume_cap_frac;   /* ... or (never held alone, with C') back to this share of the path's capacity */
   int64_t resume_backoff_ns; /* the least time aside before searching again; doubles after each vain return */
   int64_t resume_backoff_max_ns;
   double lift_gain;         /* held alone with no queue: S is raised by this share to test for more (0: never) ... */

@@ -986,13 +986,34 @@ TEST(Engine, AQueueThatStoodBeforeTheFlowsPlateauIsACompetitorsShare) {
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
   EXPECT_EQ(g.last().s, g.p.s_max);
   for (int i = 0; i < 16; i++) EXPECT_FALSE(g.feed(40, 70000, 0, true, 72000, 66000)) << i;
-  // The competitor left: the queue is gone and stays gone; the flow returns once that has lasted 1 s.
+  // The competitor left: the queue is gone and stays gone; the flow (at 75 Mb/s, under 0.8 of C')
+  // returns once that has lasted 1 s.
   const int64_t left = g.t;
   int n = 0;
-  while (!g.feed(90, 42000, 0, true, 44000, 40500) && n < 30) n++;
+  while (!g.feed(75, 42000, 0, true, 44000, 40500) && n < 30) n++;
   EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME);
   EXPECT_GE(g.t - left, g.p.resume_clear_ns);
   EXPECT_LE(g.t - left, g.p.resume_clear_ns + 200000000);
+}
+
+// The same flow, aside beside a competitor there from its start, on a 1-BDP buffer: once the competitor
+// leaves, the flow's own CUBIC keeps the buffer from ever emptying, and only the rate tells: back to 0.8
+// of C' in 3 windows is the path the flow's again; 0.75 of it, or a share, is not.
+TEST(Engine, AsideNeverHeldAloneItComesBackAtThePathsCapacityWhateverTheQueue) {
+  Engine g(100 * kMbps);
+  g.feed(34.6, 59600, 0, true, 71000, 47900);
+  g.feed(37.4, 60300, 0, true, 61300, 59000);
+  g.feed(42.5, 63200, 0, true, 64800, 61800);
+  ASSERT_TRUE(g.feed(42.0, 66600, 0, true, 67800, 65300));
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  ASSERT_EQ(g.e.r_alone, 0u);
+  while (g.t < g.e.resume_after_ns) EXPECT_FALSE(g.feed(40, 70000, 0, true, 72000, 66000));
+  for (int i = 0; i < 40; i++) EXPECT_FALSE(g.feed(i % 5 ? 45 : 75, 75000, 0, true, 80000, 70000)) << i;
+  for (int i = 0; i < 40; i++) EXPECT_FALSE(g.feed(75, 75000, 0, true, 80000, 70000)) << "0.75 of C' " << i;
+  EXPECT_FALSE(g.feed(90, 75000, 0, true, 80000, 70000));
+  EXPECT_FALSE(g.feed(90, 75000, 0, true, 80000, 70000));
+  ASSERT_TRUE(g.feed(90, 75000, 0, true, 80000, 70000)) << "0.9 of C', its own queue standing";
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME);
 }
 
 // Beside a CUBIC flow that filled the buffer before the flow arrived, its queue is in every RTT sample,

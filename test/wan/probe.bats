@@ -213,6 +213,50 @@ assert close["probe"] == "off", f"the close record says probe={close['probe']}"
 PY
 }
 
+# A newcomer 0.3 s in, 12 s long: its queue comes while the flow decides, before it has held alone (a
+# clean hold takes 300 ms and more of clean windows), so it steps aside with no rate of its own to come
+# back to (alone_bps=0). Once the newcomer leaves, the flow's CUBIC alone keeps the 1-BDP buffer from
+# ever emptying, so the queue's going never comes: C' is what brings it back (resume_cap_frac).
+# Measured: back 0.27 s after the departure and held 0.8 s after it; without the rule, still aside at
+# the end, 22 s later. A run whose flow held alone first (the newcomer late) tests the other rule: a
+# second is taken.
+@test "probe: a flow that steps aside before it ever held alone comes back at C' once the newcomer leaves" {
+  local try
+  for try in 1 2; do
+    path 100M 500000
+    ( sleep 0.3; mono > "$BATS_TEST_TMPDIR/arrive"
+      ip netns exec "$TB-rcv" curl -sS -o /dev/null --max-time 12 "http://10.80.1.1:8080/huge" || true
+      mono > "$BATS_TEST_TMPDIR/leave" ) >/dev/null 2>&1 3>&- &
+    local comp=$!
+    rc=$(fetch newcomer huge --max-time 30)
+    wait "$comp" || true
+    stop_path
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 28 ]
+    grep ' ev=decision ' "$BATS_TEST_TMPDIR/newcomer.log" | grep -m1 ' to=congested ' | grep -q ' alone_bps=0' && break
+    echo "try $try: the flow held alone before it stepped aside"
+  done
+  python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import sys
+d = sys.argv[1]
+arrive, leave = (float(open(f"{d}/{x}").read()) for x in ("arrive", "leave"))
+log = [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv) for l in open(f"{d}/newcomer.log")]
+t0 = next(int(x["t0_ms"]) for x in log if x.get("ev") == "open") / 1000
+cap = next((int(x["cap_bps"]) for x in log if x.get("ev") == "probe" and x.get("what") == "capacity"), 0)
+dec = [(t0 + int(x["t_ms"]) / 1000, x) for x in log if x.get("ev") == "decision"]
+print(f"  C' {cap / 1e6:.1f} Mb/s; the newcomer came {arrive - t0:.2f} s in and stayed {leave - arrive:.1f} s")
+for t, x in dec:
+    print(f"  {t - leave:+7.2f} s from the departure: {x['from']} -> {x['to']} why={x['why']} "
+          f"rate_bps={x['rate_bps']} alone_bps={x['alone_bps']}")
+assert cap > 0, "no C': the trains found no answer"
+aside = next((x for t, x in dec if arrive <= t < leave and x["to"] == "congested"), None)
+assert aside is not None and aside["why"] == "competing", "never stepped aside for the newcomer"
+assert aside["alone_bps"] == "0", "held alone before the newcomer in both tries: nothing here to test"
+back = next((t - leave for t, x in dec if t >= leave and x["to"] != "congested"), None)
+assert back is not None and back <= 6, f"back {back} s after the departure"
+assert dec[-1][1]["to"] == "decided", "not held at the end"
+PY
+}
+
 # Judges one 60 s run: "pass"; "fail: why"; "excused: ..." when the flow stepped aside in the run's
 # last 8 s or came back (resumed) and was not aside at the end (a loss rate the path had); "host: ..." (not judged, as an
 # invalid run) when the step aside followed what the host did to the link: a stall of the emulator of

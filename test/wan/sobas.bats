@@ -37,9 +37,6 @@ teardown_file() {
 
 retrans() { ip netns exec "$TB-snd" awk '/^Tcp:/ { if (h) { print $13 } else h = 1 }' /proc/net/snmp; }
 
-# CLOCK_MONOTONIC in seconds: the clock of the shim's log (its open line's t0_ms).
-mono() { python3 -c 'import time; print(time.monotonic())'; }
-
 # competitor NAME START DURATION CC: a bulk iperf3 flow from P-xs to P-xr through the tight link,
 # START seconds from now for DURATION seconds; NAME.arrive and NAME.leave get its monotonic times.
 # Echoes the pid to kill; competitor_stop ends whatever is left of it.

@@ -56,3 +56,6 @@ print("; ".join(why))
 sys.exit(1 if why else 0)
 PY
 }
+
+# CLOCK_MONOTONIC in seconds: the clock of the shim's log (its open line's t0_ms).
+mono() { python3 -c 'import time; print(time.monotonic())'; }
