@@ -271,7 +271,7 @@ static int aside_from_share(struct sobas_engine *e, struct sobas_action *a, cons
 }
 
 /* Steps aside for a competitor's standing queue. The rate to come back to stays the last one held alone
- * (update to it at a clean hold, held_queue), whether or not this decision was: a return that found
+ * (set at a clean hold, held_queue), whether or not this decision was: a return that found
  * the competitor still there and decided on its share has learnt nothing about the path alone. Measured
  * in 2 of 5 CI runs of the arrive-leave e2e test: held alone at 96 Mb/s of 100, aside on the arrival,
  * back 3.3-4.1 s later at 87 (the newcomer still small), decided on that share, aside again 2.6 s
@@ -935,19 +935,27 @@ static void track_clear(struct sobas_engine *e, const struct sobas_engine_input 
   e->r_share = k ? median_of(e->rates + n - k, k) : 0;
 }
 
-/* Stepped aside: search again once the path says it is the flow's again, never sooner than the
- * backoff. After a competitor's queue: the rate back to resume_frac of what the flow held alone or,
- * never held alone, resume_jump above its share with the queue gone for resume_clear_ns (track_clear),
- * or back to resume_cap_frac of C'. The queue's going is no sign a flow at S_max can count on: alone,
- * CUBIC keeps a buffer of 0.43 BDP and more from ever emptying (0.7 of BDP + buffer in flight after
- * each loss). The rate alone is no sign either, without C': a flow steps aside at a share its hold
- * squeezed, and beside a loss-based flow regrows to its fair share over seconds. In the kept logs (175
- * flows that stepped aside on competing, congested, bbr-competitor, arrive-leave, gig-tcp, every role)
- * the least rate over 2 s reached 1.4 times the median of the windows before it, the competitor still
- * there, in 38; 1.8 times in 12; twice in 6. The least of 3 windows at 0.8 of C' came in 6 of the 43
- * receivers' asides that had a C', all on arrive-leave 2-2.5 s after the arrival (the newcomer still
- * small; those flows had held alone, so resume_frac rules them), none beside a competitor there from
- * the start (at 0.7: 14, two of them on `congested`).
+/* Aside for a competitor's queue, the path is the flow's again (`now`: the least rate of the last windows):
+ * back to resume_frac of what it held alone or, never held alone, resume_jump above its share with the
+ * queue gone for resume_clear_ns (track_clear), or back to resume_cap_frac of C'. The queue's going is
+ * no sign a flow at S_max can count on: alone, CUBIC keeps a buffer of 0.43 BDP and more from ever
+ * emptying (0.7 of BDP + buffer in flight after each loss). The rate alone is no sign either, without
+ * C': a flow steps aside at a share its hold squeezed, and beside a loss-based flow regrows to its fair
+ * share over seconds. In the kept logs (175 flows that stepped aside on competing, congested,
+ * bbr-competitor, arrive-leave, gig-tcp, every role) the least rate over 2 s reached 1.4 times the
+ * median of the windows before it, the competitor still there, in 38; 1.8 times in 12; twice in 6. The
+ * least of 3 windows at 0.8 of C' came in 6 of the 43 receivers' asides that had a C', all on
+ * arrive-leave 2-2.5 s after the arrival (the newcomer still small; those flows had held alone, so
+ * resume_frac rules them), none beside a competitor there from the start (at 0.7: 14, two of them on
+ * `congested`). */
+static int given_back(const struct sobas_engine *e, const struct sobas_engine_input *in, uint64_t now) {
+  if (e->r_alone) return (double)now >= e->p.resume_frac * (double)e->r_alone;
+  int jumped = e->clear && e->r_share && in->t_ns - e->clear_since_ns >= e->p.resume_clear_ns &&
+               (double)now >= (1.0 + e->p.resume_jump) * (double)e->r_share;
+  return jumped || (e->cap_bps && (double)now >= e->p.resume_cap_frac * (double)e->cap_bps);
+}
+
+/* Stepped aside: search again once the path is given back (above), never sooner than the backoff.
  * After the path's losses: also a backoff with none of them, since a flow that stepped aside before it
  * ever held has no rate to come back to (measured on the 0.25-BDP path beside Poisson UDP: a burst's
  * loss with no queue 1.3 s in, and the flow ran as plain CUBIC for the remaining 60 s). The search runs
@@ -962,11 +970,7 @@ static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, st
   track_clear(e, in);
   uint32_t n = e->n_rates;
   if (in->t_ns < e->resume_after_ns || n < recent) return 0;
-  uint64_t now = least_rate(e, recent);
-  int back = e->r_alone ? (double)now >= e->p.resume_frac * (double)e->r_alone
-                        : (e->clear && e->r_share && in->t_ns - e->clear_since_ns >= e->p.resume_clear_ns &&
-                           (double)now >= (1.0 + e->p.resume_jump) * (double)e->r_share) ||
-                              (e->cap_bps && (double)now >= e->p.resume_cap_frac * (double)e->cap_bps);
+  int back = given_back(e, in, least_rate(e, recent));
   int clean = e->aside_on_loss && in->t_ns - e->path_loss_ns >= e->backoff_ns;
   if (!back && !clean) return 0;
   e->resumed = 1;
