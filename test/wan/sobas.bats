@@ -581,7 +581,9 @@ PY
 
 # A steered sender's writer is woken by TCP_NOTSENT_LOWAT while it searches in slow start (track.c,
 # wake_often): the socket gets the host's default back once the flow has decided, and an application's
-# own mark is never touched. The server reads the mark back after each download.
+# own mark is never touched, whether set before sobas's or over it (as soon as the server reads
+# sobas's mark on its socket, while slow start searches). The server reads the mark back after each
+# download.
 @test "a sender's wake mark lasts its slow start only, and an application's own mark is kept" {
   local log=$BATS_TEST_TMPDIR/wake.log marks=$BATS_TEST_TMPDIR/wake.marks
   ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$log" python3 - "$BATS_FILE_TMPDIR/small" "$marks" <<'PY' 3>&- &
@@ -591,20 +593,25 @@ data = open(sys.argv[1], "rb").read()
 srv = socket.create_server(("10.80.1.1", 8083))
 while True:
     c, _ = srv.accept()
-    own = b" /own " in c.recv(65536)
-    if own:
+    req = c.recv(65536)
+    kind = "own" if b" /own " in req else "late" if b" /late " in req else "plain"
+    if kind == "own":
         c.setsockopt(socket.IPPROTO_TCP, LOWAT, 16384)
     c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(data))
     for i in range(0, len(data), 65536):
+        if kind == "late" and c.getsockopt(socket.IPPROTO_TCP, LOWAT) not in (0, 16384):
+            c.setsockopt(socket.IPPROTO_TCP, LOWAT, 16384)  # over sobas's mark
+            kind = "over"
         c.sendall(data[i:i + 65536])
     with open(sys.argv[2], "a") as f:
-        print("own" if own else "plain", c.getsockopt(socket.IPPROTO_TCP, LOWAT), file=f)
+        print(kind, c.getsockopt(socket.IPPROTO_TCP, LOWAT), file=f)
     c.close()
 PY
   local srv=$!
   for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8083' | grep -q LISTEN && break; sleep 0.05; done
   PORT=8083 valid_download wake-plain plain 500000 0 0 plain
   PORT=8083 valid_download wake-own plain 500000 0 0 own
+  PORT=8083 valid_download wake-late plain 500000 0 0 late
   kill "$srv"; wait "$srv" 2>/dev/null || true
   cat "$marks"
   python3 - "$log" "$marks" <<'PY'
@@ -619,6 +626,11 @@ for n, (kind, mark) in enumerate(marks, 1):
     if kind == "own":
         assert int(mark) == 16384, "the application's own mark was changed"
         assert not any(wakes), "sobas set a mark on a socket whose application had set one"
+    elif kind == "late":
+        raise AssertionError("sobas set no mark while the reply was written, for the application's to go over")
+    elif kind == "over":
+        assert int(mark) == 16384, "the application's mark, set over sobas's, was changed"
+        assert wakes[-1] == 0, "the log shows sobas's mark after the application set its own"
     else:
         assert int(mark) == 0, "the mark outlived the search"
         assert any(w > 0 for w in wakes), "no mark while slow start searched"
