@@ -277,8 +277,9 @@ A=77.2
 @test "2-BDP buffer: plain CUBIC inflates the RTT by over 50%; sobas holds it within 10% (the benchmark: 5%) at >= 95% of A once held" {
   # Plain CUBIC's run only shows the queue it builds, which a link frozen a few percent of the time
   # does not shrink (a CI pre-check skipped this test for it: 4.0% frozen in its 4th attempt). Its
-  # sawtooth puts the p50 anywhere from +40 ms to the benchmark's +55 (a CI pre-check at 44aaa8d read
-  # 79.6 ms against a first bar of +100%): +50% still shows a queue five times sobas's bar.
+  # sawtooth moves the p50 by tens of ms from run to run (a CI pre-check at 44aaa8d read 79.6 ms
+  # against a first bar of +100%, the next run by hand 103.5): +50% still shows a queue five times
+  # sobas's bar.
   STALL_LIMIT=0.06 valid_download bloated-plain plain 1000000 0 20M
   valid_download bloated sobas 1000000 0 20M
   plain_p50=$(awk '$3 >= 0 { print $3 / 1000 }' "$BATS_TEST_TMPDIR/bloated-plain.ping" | sort -n |
