@@ -276,8 +276,8 @@ static int aside_from_share(struct sobas_engine *e, struct sobas_action *a, cons
  * in 2 of 5 CI runs of the arrive-leave e2e test: held alone at 96 Mb/s of 100, aside on the arrival,
  * back 3.3-4.1 s later at 87 (the newcomer still small), decided on that share, aside again 2.6 s
  * later; with the rate back to then zeroed, only a queue gone for a second could bring it back, and a
- * CUBIC flow alone at S_max keeps a 1-BDP buffer full (0.7 of 2 BDP in flight after a loss): it never
- * returned in the 13 s it had left. */
+ * CUBIC flow alone at S_max keeps a 1-BDP buffer full (0.7 of 2 BDP in flight after a loss): it was
+ * still aside when the file ended. */
 static int aside_for_queue(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in,
                            uint64_t rate) {
   return step_aside(e, a, in, SOBAS_WHY_COMPETING, rate);

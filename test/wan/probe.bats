@@ -217,8 +217,8 @@ PY
 # clean hold takes 300 ms and more of clean windows), so it steps aside with no rate of its own to come
 # back to (alone_bps=0). Once the newcomer leaves, the flow's CUBIC alone keeps the 1-BDP buffer from
 # ever emptying, so the queue's going never comes: C' is what brings it back (resume_cap_frac).
-# Measured: back 0.27 s after the departure and held 0.8 s after it; without the rule, still aside at
-# the end, 22 s later. A run whose flow held alone first (the newcomer late) tests the other rule: a
+# Measured: back 0.27 s after the departure and held 0.92 s after it; without the rule, still aside at
+# the end, about 17 s after the departure. A run whose flow held alone first (the newcomer late) tests the other rule: a
 # second is taken.
 @test "probe: a flow that steps aside before it ever held alone comes back at C' once the newcomer leaves" {
   local try
