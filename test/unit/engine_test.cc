@@ -363,6 +363,30 @@ TEST(Engine, APlateauRightAfterSlowStartIsNotConstRateDrop) {
   EXPECT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
 }
 
+// Slow start ends at its first loss, whatever the rate does next: the sender has set ssthresh, and its
+// recovery runs at the rate the ACKs return. A drop of less than drop_frac after the loss left the search
+// in slow start, where const-rate-drop asks only for a plateau of two: the recovery's windows, flat under
+// A, then the loss its end burst into. Measured on `shallow` without sobasd (these windows): decided
+// there at 62.6 Mb/s of A = 77, and CUBIC, cut again and held under that S, made 57.6 Mb/s against plain
+// CUBIC's 72.6-73.2 in the same batch.
+TEST(Engine, ALossEndsSlowStartThoughTheRateFallsLessThanADrop) {
+  Engine g;
+  g.feed(32.9, 40000, 299);  // slow start overflows the 0.25-BDP buffer
+  g.feed(71.6, 41125, 26);
+  ASSERT_TRUE(g.feed(58.8, 41660)) << "-18%: no drop, but no growth after a loss";
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONG_AVOID);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_RATE_DROP);
+  g.feed(58.6, 41699);
+  g.feed(62.6, 40000);
+  g.feed(41.1, 40234, 202);
+  EXPECT_NE(g.e.state, SOBAS_ST_DECIDED) << "the recovery's plateau at 81% of A is no path's rate";
+
+  Engine climbing;  // a loss the sender recovers from within slow start's doubling is not its end yet
+  climbing.feed(10, kRtt, 3);
+  EXPECT_FALSE(climbing.feed(30));
+  EXPECT_EQ(climbing.e.state, SOBAS_ST_SLOW_START);
+}
+
 // In congestion avoidance flat-rate needs a queue that lasts: one RTT spike beside CUBIC regrowing
 // below A does not make the path full; a few ms held over the plateau does.
 TEST(Engine, FlatRateInCongestionAvoidanceNeedsALastingQueue) {
