@@ -689,9 +689,12 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
    * asks only for a plateau of two, the recovery's flat windows and the loss its end burst into were
    * decided on: measured on `shallow` without sobasd, 71.6 Mb/s with the loss, then 58.8 (-18%), 58.6,
    * 62.6, then 41.1 with 202 out-of-order arrivals; held at 62.6 of A = 77, the run made 57.6 Mb/s
-   * against plain CUBIC's 72.6-73.2 beside it. */
+   * against plain CUBIC's 72.6-73.2 beside it. A paced sender did the same at 43.3 Mb/s: 43.3 with 73
+   * retransmissions, 39.6 at +12% RTT, 30.3 with 25 more. A queue standing in both windows keeps slow
+   * start's rules: on a 1-BDP buffer the recovery runs at A over it (+77-83% RTT), and its first
+   * plateau is the path's. */
   int stalled = n >= 2 && e->loss_age >= 1 && (double)r[n - 1] <= (1.0 + e->p.equal_tol) * (double)r[n - 2] &&
-                !rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000);
+                !rtt_above(least_rtt(e, 2), t0, e->p.full_rtt_frac, 2000);
   if (in_ss && n >= 2 && e->loss_age <= 2 && (dropped(e, r[n - 2], r[n - 1]) || stalled)) {
     /* The start cap 1.2·C'·T belongs to slow start: congestion avoidance searches uncapped (a receiver
      * under a ceiling it never reaches, ceiling_for), as without C'. Measured: kept, a 0.25-BDP buffer

@@ -368,7 +368,7 @@ TEST(Engine, APlateauRightAfterSlowStartIsNotConstRateDrop) {
 // in slow start, where const-rate-drop asks only for a plateau of two: the recovery's windows, flat under
 // A, then the loss its end burst into. Measured on `shallow` without sobasd (these windows): decided
 // there at 62.6 Mb/s of A = 77, and CUBIC, cut again and held under that S, made 57.6 Mb/s against plain
-// CUBIC's 72.6-73.2 in the same batch.
+// CUBIC's 72.6-73.2 in the same batch. A paced sender (its windows below) decided so at 43.3 Mb/s.
 TEST(Engine, ALossEndsSlowStartThoughTheRateFallsLessThanADrop) {
   Engine g;
   g.feed(32.9, 40000, 299);  // slow start overflows the 0.25-BDP buffer
@@ -380,6 +380,16 @@ TEST(Engine, ALossEndsSlowStartThoughTheRateFallsLessThanADrop) {
   g.feed(62.6, 40000);
   g.feed(41.1, 40234, 202);
   EXPECT_NE(g.e.state, SOBAS_ST_DECIDED) << "the recovery's plateau at 81% of A is no path's rate";
+
+  sobas_engine_params pacer = Engine::defaults();  // a paced sender: its rate, its exact RTT, retransmissions
+  pacer.full_least = 1;
+  Engine sender(0, pacer);
+  sender.feed(30.7, 45045, 74);
+  sender.feed(43.3, 41584, 73);
+  ASSERT_TRUE(sender.feed(39.6, 44858)) << "a queue in one window of the two is no standing one";
+  EXPECT_EQ(sender.last().why, SOBAS_WHY_RATE_DROP);
+  sender.feed(30.3, 42516, 25);
+  EXPECT_NE(sender.e.state, SOBAS_ST_DECIDED) << "measured: decided at 43.3 Mb/s of A = 77, held there 4 s";
 
   Engine climbing;  // a loss the sender recovers from within slow start's doubling is not its end yet
   climbing.feed(10, kRtt, 3);
