@@ -391,7 +391,7 @@ TEST(Engine, ALossEndsSlowStartThoughTheRateFallsLessThanADrop) {
   sender.feed(30.3, 42516, 25);
   EXPECT_NE(sender.e.state, SOBAS_ST_DECIDED) << "measured: decided at 43.3 Mb/s of A = 77, held there 4 s";
 
-  Engine climbing;  // a loss the sender recovers from within slow start's doubling is not its end yet
+  Engine climbing;  // out-of-order arrivals while the rate still grows (reordering): slow start goes on
   climbing.feed(10, kRtt, 3);
   EXPECT_FALSE(climbing.feed(30));
   EXPECT_EQ(climbing.e.state, SOBAS_ST_SLOW_START);
