@@ -700,8 +700,11 @@ CONF
   local srv=$!
   for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8083' | grep -q LISTEN && break; sleep 0.05; done
   # Mid-transfer (the downloads take ~15 s; every flow decided within 6 s when measured, and a closed
-  # flow leaves sobas-top's table 5 s after it ends): the workers' threads, and sobas-top's view.
-  ( sleep 10; for p in $(pgrep -P "$srv"); do awk '/^Threads:/ { print $2 }' "/proc/$p/status"; done > "$dir/threads"
+  # flow leaves sobas-top's table 5 s after it ends): the workers' threads, and sobas-top's view. Timed
+  # from the ring's first record, not from the listen: a CI run on a busy host (pre-check 114, 14 WAN
+  # tests skipped for stalls) found no ring yet 10 s after the listen; passed alone right after.
+  ( for _ in $(seq 600); do [ -e "$ring" ] && break; sleep 0.1; done
+    sleep 7; for p in $(pgrep -P "$srv"); do awk '/^Threads:/ { print $2 }' "/proc/$p/status"; done > "$dir/threads"
     "$BUILD/bin/sobas-top" --once --json --ring "$ring" > "$dir/top.json" ) 3>&- &
   local sampler=$!
   STALL_LIMIT=0.06 OUT=$dir/got CLIENTS=8 PORT=8083 valid_download nginx plain 1000000 0 20M random16
