@@ -127,7 +127,11 @@ SEEDS = {"bdp": dict(cc="cubic", bufs="auto", preload="receiver", policy="bdp"),
 # linux default a second time, run when --contenders names it: the paired comparison's own resolution.
 # On `congested` (8 repeats at fd0d929) plain CUBIC against itself read 0.97x, per repeat 0.80-1.08, 3 of 8
 # under 0.90: the bar's "no run under 0.90x" is finer than this testbed resolves beside a CUBIC flow.
-CONTROLS = {"linux default again": dict(cc="cubic", bufs="auto", preload=None)}
+# linux default watched: plain CUBIC and autotuning with the shim on the receiver under SOBAS_POLICY=off,
+# which measures and logs but changes no socket: the shim's presence on the host, told from its steering,
+# and plain CUBIC's windows in a log.
+CONTROLS = {"linux default again": dict(cc="cubic", bufs="auto", preload=None),
+            "linux default watched": dict(cc="cubic", bufs="auto", preload="receiver", no_peer=True, policy="off")}
 SWEEP = {f"S={s}": dict(cc="cubic", bufs=s, preload=None) for s in ("128K", "400K", "550K")}
 SWEEP["S=max"] = dict(cc="cubic", bufs="max", preload=None)
 
