@@ -555,6 +555,22 @@ static uint64_t ceiling_for(const struct sobas_engine *e, const struct sobas_eng
   return clamp_s(e, (uint64_t)(e->p.ca_ceiling_gain * (double)flight));
 }
 
+/* Slow start is over however little the rate fell: a window after the loss's (n >= 2) did not grow by
+ * equal_tol, and no queue stood in both (the least RTT of the two not full). The sender has set its
+ * ssthresh and recovers at the rate its ACKs return. Left in slow start, where const-rate-drop asks
+ * only for a plateau of two, the recovery's flat windows and the loss its end burst into were decided
+ * on: measured on `shallow` without sobasd, 71.6 Mb/s with the loss, then 58.8 (-18%, no drop), 58.6,
+ * 62.6, then 41.1 with 202 out-of-order arrivals; held at 62.6 of A = 77, the run made 57.6 Mb/s
+ * against plain CUBIC's 72.6-73.2 beside it. A paced sender did the same at 43.3 Mb/s: 43.3 with 73
+ * retransmissions, 39.6 at +12% RTT, 30.3 with 25 more. A queue standing in both windows keeps slow
+ * start's rules: on a 1-BDP buffer the recovery runs at A over it (+77-83% RTT), and its first plateau
+ * is the path's. */
+static int recovering(const struct sobas_engine *e, uint32_t t0) {
+  const uint64_t *r = e->rates + e->n_rates - 2;
+  return e->loss_age >= 1 && (double)r[1] <= (1.0 + e->p.equal_tol) * (double)r[0] &&
+         !rtt_above(least_rtt(e, 2), t0, e->p.full_rtt_frac, 2000);
+}
+
 /* One of the last three windows (a plateau of two and the drop) showed a queue: an RTT queue_rtt_frac
  * and queue_rtt_min_us over the base, the standing queue's test. A sender's RTT jitters ~2 ms there
  * with no queue (measured on `congested`: 40.4-42.3 ms on the 40 ms base, the link's queue empty). */
@@ -683,19 +699,9 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
    * pause, the host's or the application's, and the sender is still in slow start. Measured on a 2-BDP
    * path: a 20% drop 586 ms in, no retransmission in the whole run, taken for the end of slow start;
    * the start cap was lifted, the engine searched on while CUBIC was still in slow start and decided
-   * 2376 ms in (94.5% of A over the transfer, 98.8% once held).
-   * A window after the loss's that did not grow ends it too, however little it fell: the sender has set
-   * its ssthresh and recovers at the rate its ACKs return. Left in slow start, where const-rate-drop
-   * asks only for a plateau of two, the recovery's flat windows and the loss its end burst into were
-   * decided on: measured on `shallow` without sobasd, 71.6 Mb/s with the loss, then 58.8 (-18%), 58.6,
-   * 62.6, then 41.1 with 202 out-of-order arrivals; held at 62.6 of A = 77, the run made 57.6 Mb/s
-   * against plain CUBIC's 72.6-73.2 beside it. A paced sender did the same at 43.3 Mb/s: 43.3 with 73
-   * retransmissions, 39.6 at +12% RTT, 30.3 with 25 more. A queue standing in both windows keeps slow
-   * start's rules: on a 1-BDP buffer the recovery runs at A over it (+77-83% RTT), and its first
-   * plateau is the path's. */
-  int stalled = n >= 2 && e->loss_age >= 1 && (double)r[n - 1] <= (1.0 + e->p.equal_tol) * (double)r[n - 2] &&
-                !rtt_above(least_rtt(e, 2), t0, e->p.full_rtt_frac, 2000);
-  if (in_ss && n >= 2 && e->loss_age <= 2 && (dropped(e, r[n - 2], r[n - 1]) || stalled)) {
+   * 2376 ms in (94.5% of A over the transfer, 98.8% once held). A window after the loss that did not
+   * grow ends it too (recovering). */
+  if (in_ss && n >= 2 && e->loss_age <= 2 && (dropped(e, r[n - 2], r[n - 1]) || recovering(e, t0))) {
     /* The start cap 1.2·C'·T belongs to slow start: congestion avoidance searches uncapped (a receiver
      * under a ceiling it never reaches, ceiling_for), as without C'. Measured: kept, a 0.25-BDP buffer
      * beside 20% cross traffic (A·T + B = 1.02 BDP under a 1.2-BDP cap) overflowed every CUBIC cycle,
