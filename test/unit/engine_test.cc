@@ -2020,6 +2020,34 @@ TEST(Engine, ALiftWaitsForASenderSlowToTakeIt) {
   EXPECT_EQ(never.e.s, s);
 }
 
+// The lift waits through RTT noise that is no queue of its own: one window of the two it measures
+// 2.7 ms over the base, the other at it (a busy host, Poisson cross traffic), and finds the room once the
+// sender takes the window (the logged `bloated` run: decided at 43.7 of 77 Mb/s, the lift's windows
+// 39.9 Mb/s at 40.1 ms, 47.0 at 42.8, 48.3 at 40.3). Its own queue at A stands in both and ends it.
+TEST(Engine, ALiftWaitsThroughOneNoisyWindow) {
+  Engine g(0, with_lift());
+  g.decide(43.7);
+  g.on_path_until_lift(43.7, true);
+  const size_t lifted = g.acts.size();
+  EXPECT_FALSE(g.held(40.8, kRtt + 500));
+  EXPECT_FALSE(g.held(39.9, kRtt + 125));
+  EXPECT_FALSE(g.held(47.0, kRtt + 2800)) << "one window over the base is no queue: the lift waits";
+  ASSERT_TRUE(g.held(48.3, kRtt + 250));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_LIFT) << "both windows 5% up: room, lift again";
+  EXPECT_EQ(g.count(SOBAS_WHY_LIFT_END, lifted), 0);
+
+  Engine at_a(0, with_lift());
+  at_a.decide(76.3);
+  const uint64_t s = at_a.e.s;
+  at_a.on_path_until_lift(76.3, true);
+  at_a.held(77.7, kRtt + 2700);
+  at_a.held(77.1, kRtt + 2700);
+  ASSERT_TRUE(at_a.held(76.5, kRtt + 4800)) << "the lift's queue in both windows ends it";
+  EXPECT_EQ(at_a.last().why, SOBAS_WHY_LIFT_END);
+  EXPECT_GE(at_a.e.s, s);
+  EXPECT_LE(at_a.e.s, s * 101 / 100) << "S at the rate the lifted window got";
+}
+
 // A host stall in the windows a lift measures is no reason to hold less than before it.
 TEST(Engine, AStallDuringALiftKeepsS) {
   Engine g(0, with_lift());
