@@ -1030,10 +1030,11 @@ static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *i
  * alone (at A, a lift queues 10% of T, and that queue stands in both: measured at 76.3 Mb/s of A = 77,
  * 42.7 ms in each on the 40 ms path), their mean rate (`got`) within equal_tol of the rate held before.
  * Neither each window's RTT nor its rate: on the 2-BDP path beside Poisson cross traffic on a busy host
- * the held windows read 40-43 ms with no queue (7 pairs in 10 with one over the 1 ms) and 34-45 Mb/s
- * around 41; a flow decided at 43.7 Mb/s of A = 77 (its sender out of slow start at 10 Mb/s, HyStart
- * on a host stall) ended its lift on windows of 39.9 Mb/s at 40.1 ms and 47.0 at 42.8, the next read
- * 48.3 (the room it had), and it held 43.7 for 5 s more. A stall sinks both windows' mean. */
+ * the held windows read 40-43 ms with no queue (each of 9 pairs had one over the 1 ms, 3 had both)
+ * and 34-45 Mb/s around 41; a flow decided at 43.7 Mb/s of A = 77 (its sender out of slow start at 10
+ * Mb/s, HyStart on a host stall) ended its lift on windows of 39.9 Mb/s at 40.1 ms and 47.0 at 42.8,
+ * the next read 48.3 (the room it had), and it held 43.7 for 5 s more. A stall sinks both windows'
+ * mean. */
 static int untaken(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t ref, uint64_t got) {
   if (rtt_above(least_rtt(e, 2), ref, e->p.equal_tol / 2, 1000)) return 0;
   return in->t_ns - e->lift_at_ns < e->p.lift_wait_ns &&
