@@ -35,6 +35,15 @@ teardown_file() {
   "$REPO/scripts/testbed.sh" down --name "$TB" >/dev/null
 }
 
+# A server a test started (SRV) ends with the test, whether it passed, failed or skipped: a skip inside
+# valid_download left the wake test's server on port 8083, and the nginx test after it could not
+# bind there (CI pre-checks 114, 116 and 117: nginx "Address already in use", its 8 downloads served
+# by the leftover, no ring).
+teardown() {
+  [ -z "${SRV:-}" ] || kill "$SRV" 2>/dev/null || true
+  [ -z "${SRV:-}" ] || wait "$SRV" 2>/dev/null || true
+}
+
 retrans() { ip netns exec "$TB-snd" awk '/^Tcp:/ { if (h) { print $13 } else h = 1 }' /proc/net/snmp; }
 
 # competitor NAME START DURATION CC: a bulk iperf3 flow from P-xs to P-xr through the tight link,
@@ -477,13 +486,14 @@ PY
   # 87.1 against 90.0 Mb/s): a second pair tells that from a pacer that holds the flow back, which
   # fails both.
   export STALL_LIMIT=0.06
-  local i
+  local i rc judged=0
   for i in 1 2; do
     valid_download "serve-plain$i" plain 1000000 0 0 random
     : > "$SERVER_LOG"
     OUT=$BATS_TEST_TMPDIR/got PORT=8081 valid_download "serve$i" plain 1000000 0 0 random
     cmp "$BATS_FILE_TMPDIR/random" "$BATS_TEST_TMPDIR/got"
-    python3 - "$BATS_TEST_TMPDIR" "$SERVER_LOG" "$i" <<'PY' && return 0
+    rc=0
+    python3 - "$BATS_TEST_TMPDIR" "$SERVER_LOG" "$i" <<'PY' || rc=$?
 import json, statistics, sys
 d, server_log, i = sys.argv[1], sys.argv[2], sys.argv[3]
 def goodput(n):
@@ -508,6 +518,13 @@ if aside is not None:
     for x in log:
         if x.get("ev") == "window" and int(x["flow"]) == last and aside - 1500 <= int(x["t_ms"]) <= aside:
             print("  " + " ".join(f"{k}={x[k]}" for k in ("t_ms", "tx_bps", "srtt_us", "retrans", "state", "s") if k in x))
+    # Frozen over the default validity bar (3%), the link itself slowed under the pace in pieces, and
+    # the queue that stood was the host's: CI pre-check 117 stepped aside in both pairs, the link frozen
+    # 4.3% and 3.7% of the time by 266 and 226 host stalls, RTT p50 49.4 and 48.7 ms over the run from
+    # the S_max that followed. Such a pair is not judged, as an invalid run is not.
+    if e["fwd"]["stall_lag_ms"] > 0.03 * e["wall_s"] * 1000:
+        print("  not judged: the host froze the link over 3% of the time and the flow stepped aside")
+        sys.exit(4)
 held = [x for x in dec if x["to"] == "decided"]
 assert held and all(x["role"] == "sender" and x["lever"] == "pacing" for x in held), "not decided and paced as a sender"
 assert p50(f"serve-plain{i}") >= 40 * 1.3, "plain CUBIC did not fill the 2-BDP buffer: the path is not the one asked for"
@@ -518,7 +535,10 @@ assert p50(f"serve-plain{i}") >= 40 * 1.3, "plain CUBIC did not fill the 2-BDP b
 assert p50(f"serve{i}") <= 40 * 1.20, "a queue stands beside the paced sender"
 assert sobas >= 0.85 * plain, "the paced sender far below plain"
 PY
+    [ "$rc" = 0 ] && return 0
+    [ "$rc" = 4 ] || judged=1
   done
+  [ "$judged" = 1 ] || skip "both pairs stepped aside on a link the host froze over 3% of the time"
   return 1
 }
 
@@ -581,10 +601,10 @@ while True:
         c.sendall(data[i:i + 65536])
     c.close()
 PY
-  local srv=$!
+  SRV=$!
   for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8082' | grep -q LISTEN && break; sleep 0.05; done
   PORT=8082 valid_download self-paced plain 500000 0 0 small
-  kill "$srv"; wait "$srv" 2>/dev/null || true
+  kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
   read -r size secs _ < "$BATS_TEST_TMPDIR/self-paced.result"
   echo "$size bytes in $secs s"
   [ "$size" -eq $((40 << 20)) ]
@@ -620,12 +640,12 @@ while True:
         print(kind, c.getsockopt(socket.IPPROTO_TCP, LOWAT), file=f)
     c.close()
 PY
-  local srv=$!
+  SRV=$!
   for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8083' | grep -q LISTEN && break; sleep 0.05; done
   PORT=8083 valid_download wake-plain plain 500000 0 0 plain
   PORT=8083 valid_download wake-own plain 500000 0 0 own
   PORT=8083 valid_download wake-late plain 500000 0 0 late
-  kill "$srv"; wait "$srv" 2>/dev/null || true
+  kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
   cat "$marks"
   python3 - "$log" "$marks" <<'PY'
 import sys
@@ -707,14 +727,14 @@ http {
 CONF
   ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$log" SOBAS_RING="$ring" \
     nginx -e stderr -c "$dir/srv.conf" -p "$dir" 2>"$dir/srv.err" 3>&- &
-  local srv=$!
+  SRV=$!
   for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8083' | grep -q LISTEN && break; sleep 0.05; done
   # Mid-transfer (the downloads take ~15 s; every flow decided within 6 s when measured, and a closed
   # flow leaves sobas-top's table 5 s after it ends): the workers' threads, and sobas-top's view. Timed
   # from the ring's first record, not from the listen: a CI run on a busy host (pre-check 114, 14 WAN
   # tests skipped for stalls) found no ring yet 10 s after the listen; passed alone right after.
   ( for _ in $(seq 600); do [ -e "$ring" ] && break; sleep 0.1; done
-    sleep 7; for p in $(pgrep -P "$srv"); do awk '/^Threads:/ { print $2 }' "/proc/$p/status"; done > "$dir/threads"
+    sleep 7; for p in $(pgrep -P "$SRV"); do awk '/^Threads:/ { print $2 }' "/proc/$p/status"; done > "$dir/threads"
     "$BUILD/bin/sobas-top" --once --json --ring "$ring" > "$dir/top.json" ) 3>&- &
   local sampler=$!
   STALL_LIMIT=0.06 OUT=$dir/got CLIENTS=8 PORT=8083 valid_download nginx plain 1000000 0 20M random16
@@ -725,7 +745,7 @@ CONF
     grep -v ' ev=\(window\|decision\|open\|close\) ' "$log" | head -20; head -20 "$dir/srv.err"; ls -la "$dir"
     false
   }
-  kill "$srv"; wait "$srv" 2>/dev/null || true
+  kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
   for i in $(seq 8); do cmp "$BATS_FILE_TMPDIR/random16" "$dir/got.$i"; done
   python3 - "$dir" "$log" <<'PY'
 import json, sys
@@ -782,10 +802,13 @@ for _ in range(80):  # 5 MiB at ~10 Mb/s on a 100 Mb/s path
     time.sleep(0.05)
 c.close()
 PY
-  local srv=$!
+  SRV=$!
   for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8084' | grep -q LISTEN && break; sleep 0.05; done
   PORT=8084 valid_download writer plain 1000000 0 0 any
-  wait "$srv"
+  local rc=0
+  wait "$SRV" || rc=$?
+  SRV=
+  [ "$rc" = 0 ]
   python3 - "$dir" "$SERVER_LOG" <<'PY'
 import collections, sys
 d, server_log = sys.argv[1], sys.argv[2]
