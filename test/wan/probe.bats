@@ -487,6 +487,11 @@ for i, (flow, rcv_log) in enumerate(zip(flows, sys.argv[2:])):
         for x in log:
             if x.get("ev") in ("decision", "yield", "lead"):
                 print(f"  {who} {x['t_ms']} ms {x['ev']} {x.get('from', x.get('state'))} -> {x.get('to', '')} {x['why']}")
+    # The receiver's probe: whether it got trains (C') and when. CI pre-check 118's bdp receiver on the
+    # clean path logged no decision at all, the sender having led from 260 ms.
+    for x in rcv:
+        if x.get("ev") == "probe":
+            print("  receiver " + " ".join(f"{k}={x[k]}" for k in ("t_ms", "what", "status", "why", "cap_bps", "sent", "echoes") if k in x))
     leads = [x for x in snd if x.get("ev") == "lead"]
     assert len(leads) == 1 and leads[0]["why"] == "peer-probe", "the sender did not take the lead on sobasd's table"
     assert not [x for x in snd if x.get("ev") == "yield"], "the sender left the flow"
@@ -550,6 +555,11 @@ for flow, rcv_log, path, whys in zip(flows, sys.argv[2:], ("clean", "40M UDP"), 
         for x in log:
             if x.get("ev") in ("decision", "yield", "lead"):
                 print(f"  {who} {x['t_ms']} ms {x['ev']} {x.get('from', x.get('state'))} -> {x.get('to', '')} {x['why']}")
+    # The receiver's probe: whether it got trains (C') and when. CI pre-check 118's bdp receiver on the
+    # clean path logged no decision at all, the sender having led from 260 ms.
+    for x in rcv:
+        if x.get("ev") == "probe":
+            print("  receiver " + " ".join(f"{k}={x[k]}" for k in ("t_ms", "what", "status", "why", "cap_bps", "sent", "echoes") if k in x))
     leads = [x for x in snd if x.get("ev") == "lead"]
     yields = [x for x in snd if x.get("ev") == "yield"]
     assert len(leads) == 1, "the sender did not lead"
