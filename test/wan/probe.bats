@@ -520,7 +520,7 @@ PY
 # go to it, so that only one end steers; without that, both would steer for the whole transfer (the
 # receiver probes throughout, so sobasd's table keeps naming the flow). On the clean path bdp's window
 # (C'·T) holds the sender a second after its LEAD: it lets go by the peer-window rule. Beside 40 Mb/s of
-# UDP the sender decides on the 60 the path has left, under a window of C'·T = 500 KB that never holds
+# UDP the sender decides on the 60 the path has left, under a window of C'·T = 500 KB that seldom holds
 # it: it lets go when sobasd's table still names the flow a second after a receiver that stood down would
 # have left it (peer-probe). Before that rule it paced under the receiver's window to the end, as a CI
 # run's sender did on the clean path after leaving slow start on a rate drop.
@@ -548,7 +548,10 @@ parse = lambda path: [dict(kv.split("=", 1) for kv in l.split()[1:] if "=" in kv
 server = parse(sys.argv[1])
 flows = list(dict.fromkeys(x["flow"] for x in server if x.get("ev") == "window" and x.get("role") == "sender"))
 assert len(flows) == 2, f"the server measured {len(flows)} sending flows, not 2"
-for flow, rcv_log, path, whys in zip(flows, sys.argv[2:], ("clean", "40M UDP"), (("peer-window", "peer-probe"), ("peer-probe",))):
+# Beside the UDP the window C'·T usually does not hold the sender (peer-probe), but it may: CI pre-check
+# 119's sender left slow start on a rate drop, searched with a queue in the 1-BDP buffer, and its window
+# held it at 2.2 s (peer-window), 1.96 s after its LEAD. Either rule is the sender letting go in time.
+for flow, rcv_log, path, whys in zip(flows, sys.argv[2:], ("clean", "40M UDP"), (("peer-window", "peer-probe"),) * 2):
     snd, rcv = [x for x in server if x.get("flow") == flow], parse(rcv_log)
     print(f"{path}:")
     for who, log in (("sender", snd), ("receiver", rcv)):
