@@ -40,8 +40,9 @@ teardown_file() {
 # bind there (CI pre-checks 114, 116 and 117: nginx "Address already in use", its 8 downloads served
 # by the leftover, no ring).
 teardown() {
-  [ -z "${SRV:-}" ] || kill "$SRV" 2>/dev/null || true
-  [ -z "${SRV:-}" ] || wait "$SRV" 2>/dev/null || true
+  [ -n "${SRV:-}" ] || return 0
+  kill "$SRV" 2>/dev/null || true
+  wait "$SRV" 2>/dev/null || true
 }
 
 retrans() { ip netns exec "$TB-snd" awk '/^Tcp:/ { if (h) { print $13 } else h = 1 }' /proc/net/snmp; }
@@ -725,26 +726,21 @@ http {
   server { listen 10.80.1.1:8083; root $BATS_FILE_TMPDIR; }
 }
 CONF
+  # The listen check below cannot tell nginx from another listener on the port (teardown's case).
+  if ip netns exec "$TB-snd" ss -Hltn 'sport = :8083' | grep -q LISTEN; then echo "port 8083 already taken" >&2; false; fi
   ip netns exec "$TB-snd" env LD_PRELOAD="$LIB" SOBAS_LOG="$log" SOBAS_RING="$ring" \
     nginx -e stderr -c "$dir/srv.conf" -p "$dir" 2>"$dir/srv.err" 3>&- &
   SRV=$!
   for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8083' | grep -q LISTEN && break; sleep 0.05; done
   # Mid-transfer (the downloads take ~15 s; every flow decided within 6 s when measured, and a closed
-  # flow leaves sobas-top's table 5 s after it ends): the workers' threads, and sobas-top's view. Timed
-  # from the ring's first record, not from the listen: a CI run on a busy host (pre-check 114, 14 WAN
-  # tests skipped for stalls) found no ring yet 10 s after the listen; passed alone right after.
+  # flow leaves sobas-top's table 5 s after it ends): the workers' threads, and sobas-top's view, timed
+  # from the ring's first record (the first flow's), which a busy host's retried downloads delay.
   ( for _ in $(seq 600); do [ -e "$ring" ] && break; sleep 0.1; done
     sleep 7; for p in $(pgrep -P "$SRV"); do awk '/^Threads:/ { print $2 }' "/proc/$p/status"; done > "$dir/threads"
     "$BUILD/bin/sobas-top" --once --json --ring "$ring" > "$dir/top.json" ) 3>&- &
   local sampler=$!
   STALL_LIMIT=0.06 OUT=$dir/got CLIENTS=8 PORT=8083 valid_download nginx plain 1000000 0 20M random16
-  # Two CI runs (pre-checks 114, 116) found no ring at all while every run by hand did: what the shim
-  # said besides its records, and what nginx did, tell why next time.
-  wait "$sampler" || {
-    echo "no ring: the shim's other lines, nginx's errors, the test's files:"
-    grep -v ' ev=\(window\|decision\|open\|close\) ' "$log" | head -20; head -20 "$dir/srv.err"; ls -la "$dir"
-    false
-  }
+  wait "$sampler"
   kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
   for i in $(seq 8); do cmp "$BATS_FILE_TMPDIR/random16" "$dir/got.$i"; done
   python3 - "$dir" "$log" <<'PY'
