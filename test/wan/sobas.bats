@@ -35,15 +35,17 @@ teardown_file() {
   "$REPO/scripts/testbed.sh" down --name "$TB" >/dev/null
 }
 
-# A server a test started (SRV) ends with the test, whether it passed, failed or skipped: a skip inside
-# valid_download left the wake test's server on port 8083, and the nginx test after it could not
-# bind there (CI pre-checks 114, 116 and 117: nginx "Address already in use", its 8 downloads served
-# by the leftover, no ring).
-teardown() {
+# stop_server: ends the server a test started (SRV). teardown calls it too, so the server ends with the
+# test whether it passed, failed or skipped: a skip inside valid_download left the wake test's server
+# on port 8083, and the nginx test after it could not bind there (CI pre-checks 114, 116 and 117: nginx
+# "Address already in use", its 8 downloads served by the leftover, no ring).
+stop_server() {
   [ -n "${SRV:-}" ] || return 0
   kill "$SRV" 2>/dev/null || true
   wait "$SRV" 2>/dev/null || true
+  SRV=
 }
+teardown() { stop_server; }
 
 retrans() { ip netns exec "$TB-snd" awk '/^Tcp:/ { if (h) { print $13 } else h = 1 }' /proc/net/snmp; }
 
@@ -605,7 +607,7 @@ PY
   SRV=$!
   for _ in $(seq 100); do ip netns exec "$TB-snd" ss -Hltn 'sport = :8082' | grep -q LISTEN && break; sleep 0.05; done
   PORT=8082 valid_download self-paced plain 500000 0 0 small
-  kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
+  stop_server
   read -r size secs _ < "$BATS_TEST_TMPDIR/self-paced.result"
   echo "$size bytes in $secs s"
   [ "$size" -eq $((40 << 20)) ]
@@ -646,7 +648,7 @@ PY
   PORT=8083 valid_download wake-plain plain 500000 0 0 plain
   PORT=8083 valid_download wake-own plain 500000 0 0 own
   PORT=8083 valid_download wake-late plain 500000 0 0 late
-  kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
+  stop_server
   cat "$marks"
   python3 - "$log" "$marks" <<'PY'
 import sys
@@ -741,7 +743,7 @@ CONF
   local sampler=$!
   STALL_LIMIT=0.06 OUT=$dir/got CLIENTS=8 PORT=8083 valid_download nginx plain 1000000 0 20M random16
   wait "$sampler"
-  kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
+  stop_server
   for i in $(seq 8); do cmp "$BATS_FILE_TMPDIR/random16" "$dir/got.$i"; done
   python3 - "$dir" "$log" <<'PY'
 import json, sys
