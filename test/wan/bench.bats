@@ -16,7 +16,7 @@ setup_file() {
 
 @test "every contender ran the same transfer; each run is valid or says why not" {
   cat "$BATS_FILE_TMPDIR/bench.out"
-  run "$PY" - "$OUT/results.json" <<'PY'
+  run "$PY" - "$OUT/results.json" "$BATS_FILE_TMPDIR/bench.out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 (s,) = r["scenarios"]
@@ -33,6 +33,13 @@ for run in s["runs"]:
         assert min(run["series"]["rtt_ms"]) > 39.5, run["contender"]
 sobas = next(run for run in s["runs"] if run["contender"] == "sobas")
 assert sobas["series"]["windows"]["t"], "the preloaded receiver's windows are plotted"
+if "no sender trace" not in open(sys.argv[2]).read():
+    for run in s["runs"]:
+        # Every contender sends over TCP: the tracepoints saw its sender, whatever they saw it do.
+        assert run["ss_exit_by"] in ("hystart", "loss", "none", "unseen") and run["loss_episodes"] >= 0, \
+            run["contender"]
+        if run["ss_exit_by"] in ("hystart", "loss"):
+            assert run["ss_exit_pkts"] >= 2 and run["ss_exit_ms"] > 0, run["contender"]
 sender = next(run for run in s["runs"] if run["contender"] == "sobas sender")
 assert sender["decision_ms"] is not None or not sender["valid"], "the preloaded sender never decided"
 for run in s["runs"]:
@@ -239,4 +246,49 @@ print("ok")
 PY
   echo "$output"
   [ "$status" -eq 0 ] && [ "${lines[-1]}" = ok ]
+}
+
+@test "sendertrace.summary: the transfer's sender, how its slow start ended, its loss episodes back to back" {
+  run "$PY" - "$REPO/scripts" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import sendertrace
+SND, RCV, INF = "10.0.0.1", "10.0.0.2", 2147483647
+def probe(t, port, ssthresh, src=SND, dst=RCV, dport=5201):
+    return (f"  wanemu-1 [000] b..1. {t:.6f}: tcp_probe: family=AF_INET src={src}:{port} "
+            f"dest={dst}:{dport} mark=0x0 data_len=0 snd_nxt=0x10 snd_una=0x8 snd_cwnd=10 "
+            f"ssthresh={ssthresh} snd_wnd=65160 srtt=20058 rcv_wnd=64512 sock_cookie=1 skbaddr=0 skaddr=0")
+def state(t, port, s, src=SND):
+    return (f"  wanemu-1 [000] b..1. {t:.6f}: tcp_cong_state_set: family=AF_INET sport={port} dport=5201 "
+            f"saddr={src} daddr={RCV} saddrv6=::ffff:{src} daddrv6=::ffff:{RCV} cong_state={s}")
+control = [probe(0.9, 40000, INF)]  # iperf3's control connection: fewest samples, not the transfer
+# The receiving end's own samples (it sends nothing: its ssthresh never moves) are not the sender's.
+receiver = [probe(1.0 + i / 1000, 5201, INF, src=RCV, dst=SND, dport=40002) for i in range(50)]
+data = [probe(1.0 + i / 100, 40002, INF) for i in range(8)] + [
+    probe(1.09, 40002, 1280), state(1.3, 40002, 1), state(1.3, 40002, 3), state(1.36, 40002, 0),
+    state(1.36, 40002, 3), state(1.39, 40002, 0), probe(1.4, 40002, 627)]
+got = sendertrace.summary(control + receiver + data, SND, until=1.5)
+assert got == dict(ss_exit_pkts=1280, ss_exit_t=1.09, ss_exit_by="hystart", loss_episodes=2), got
+# Slow start ended by a loss: the episode comes before the first sample with a finite ssthresh.
+lossy = [probe(1.0 + i / 100, 40004, INF) for i in range(5)] + [
+    state(1.06, 40004, 3), state(1.1, 40004, 0), probe(1.12, 40004, 112)]
+got = sendertrace.summary(lossy, SND, until=2.0)
+assert got["ss_exit_by"] == "loss" and got["ss_exit_pkts"] == 112 and got["loss_episodes"] == 1, got
+# Held by a receiver's window, a sender can stay in slow start to the end ...
+held = [probe(1.0 + i / 10, 40006, INF) for i in range(20)]
+assert sendertrace.summary(held, SND, until=3.0) == dict(ss_exit_pkts=None, ss_exit_t=None, ss_exit_by="none",
+                                                         loss_episodes=0)
+# ... but samples that stop early are a sender that closed with its data still going (FIN_WAIT1).
+closed = [probe(1.0, 8080, INF, dport=51000), state(1.5, 8080, 3), state(1.6, 8080, 0)]
+got = sendertrace.summary(closed, SND, until=4.0)
+assert got["ss_exit_by"] == "unseen" and got["loss_episodes"] == 1, got
+# An AF_INET6 socket's v4-mapped address is the same host.
+mapped = [probe(1.0, 8080, INF, src="[::ffff:10.0.0.1]", dport=51000), probe(1.1, 8080, 180, dport=51000)]
+assert sendertrace.summary(mapped, SND, until=1.2)["ss_exit_pkts"] == 180
+assert sendertrace.summary(receiver, SND, until=2.0)["loss_episodes"] is None
+print("ok")
+PY
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = ok ]
 }
