@@ -114,3 +114,13 @@ def summary(lines, sender_ip, until):
     by_loss = bool(episodes) and episodes[0] <= ended[0]
     return dict(ss_exit_pkts=ended[1], ss_exit_t=ended[0], ss_exit_by="loss" if by_loss else "hystart",
                 loss_episodes=len(episodes))
+
+
+def describe(by, pkts, ms, episodes):
+    """How a run's slow start ended (ssthresh in packets, by HyStart or a loss, ms after the transfer
+    began) and its loss episodes, in a few words; "" for a run with no trace."""
+    if episodes is None:
+        return ""
+    end = {"none": "never left slow start", "unseen": "slow start's end unseen (the sender had closed)"}.get(by) \
+        or f"slow start ended at {pkts} pkts by {by} {ms:.0f} ms in"
+    return f"{end}, {episodes} loss episode{'' if episodes == 1 else 's'}"

@@ -36,6 +36,8 @@ import random
 import statistics
 import sys
 
+import sendertrace
+
 COMPETING = ("congested", "competing", "arrive-leave", "bbr-competitor", "gig-tcp")
 ALONE = ("gig", "gig-udp", "typical", "shallow", "bloated", "long")
 ISSUE13 = ("sobas", "sobas no sobasd")  # the per-run floor and arrive-leave's timings are theirs
@@ -214,6 +216,12 @@ def check(results):
                 if all(len(g) > 1 for g in groups):
                     lo, med = both_null(groups[0], groups[1:])
                     info += f"; relabelled at random: median {med:.3f}x, 5% {lo:.3f}x"
+            lowest = min((r for r in s["runs"] if r["contender"] == name and r["valid"]),
+                         key=lambda r: r["goodput_bps"], default=None)
+            if lowest and (story := sendertrace.describe(lowest.get("ss_exit_by"), lowest.get("ss_exit_pkts"),
+                                                         lowest.get("ss_exit_ms"), lowest.get("loss_episodes"))):
+                # A bar missed by one run: whether its sender drew what plain CUBIC draws too.
+                info += f"; the lowest run's sender: {story}"
             plain = row(s, "max buffer")
             if s["name"] in COMPETING and name != "sobas both" and plain:
                 # Plain CUBIC with another buffer setting, on the same bar: how far the repeats alone

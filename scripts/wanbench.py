@@ -840,13 +840,8 @@ def contender_row(con, rs, a_bps):
 
 
 def sender_cell(r):
-    """A run's sender trace in a few words: how its slow start ended (ssthresh in packets, by HyStart or
-    a loss, ms after the transfer began) and its loss episodes; "" without a trace."""
-    if r.loss_episodes is None:
-        return ""
-    end = {"none": "never left slow start", "unseen": "slow start's end unseen (the sender had closed)"}.get(
-        r.ss_exit_by) or f"slow start ended at {r.ss_exit_pkts} pkts by {r.ss_exit_by} {r.ss_exit_ms:.0f} ms in"
-    return f"{end}, {r.loss_episodes} loss episode{'' if r.loss_episodes == 1 else 's'}"
+    """A run's sender trace in a few words (sendertrace.describe); "" without a trace."""
+    return sendertrace.describe(r.ss_exit_by, r.ss_exit_pkts, r.ss_exit_ms, r.loss_episodes)
 
 
 def summarise(sc, cal, size, runs, commit):

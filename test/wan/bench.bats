@@ -192,6 +192,14 @@ spread["contenders"] += [con("sobas sender", 85.0, 88.5, 1.0), con("sobas both",
 spread["runs"] += runs("sobas sender", 80.0, 90.0) + runs("sobas both", 78.0, 82.0)
 info = {e["contender"]: e["info"] for e in wanbars.check(dict(scenarios=[spread]))}
 assert "relabelled at random" in info["sobas"] and "relabelled at random" in info["sobas both"], info
+# A bar missed by one run names how that run's sender went (the trace), where it was traced.
+traced = copy.deepcopy(one)
+traced["runs"][0].update(ss_exit_by="hystart", ss_exit_pkts=88, ss_exit_ms=190.0, loss_episodes=2)
+info = {e["contender"]: e["info"] for e in wanbars.check(dict(scenarios=[traced]))}
+assert "the lowest run's sender: slow start ended at 88 pkts by hystart 190 ms in, 2 loss episodes" \
+    in info["sobas"], info
+assert "lowest run's sender" not in {e["contender"]: e["info"] for e in wanbars.check(dict(scenarios=[one]))}[
+    "sobas"]
 print("ok")
 PY
   echo "$output"
