@@ -6,7 +6,6 @@
 # plain CUBIC draws both too. These two numbers per run tell that lottery from what sobas did.
 import os
 import re
-import shutil
 import subprocess
 
 TRACEFS = "/sys/kernel/tracing"
@@ -15,8 +14,9 @@ INFINITE_SSTHRESH = 0x7FFFFFFF
 CA_RECOVERY, CA_LOSS = 3, 4
 # tcp_probe fires on every ACK the sender takes (~80 000 a second at 1 Gb/s); only those whose snd_una
 # has bits 10-14 clear are kept, about one per 32 KB acknowledged: a few hundred per slow-start round at
-# 1 Gb/s, still one or more per round from ~50 packets up. Polling `ss` every 50 ms instead made 12 of
-# 16 gig-tcp runs invalid for the emulator's lateness.
+# 1 Gb/s, still one or more per round from ~50 packets up. Polling `ss` instead either loads the host
+# (every ~10 ms: 12 of 16 gig-tcp runs invalid for the emulator's lateness) or misses the round slow
+# start ends in (every 50 ms: 2.5 round trips at 20 ms), and neither sees the recoveries' order.
 SAMPLE_MASK = 0x7C00
 BUFFER_KB = 32768  # per CPU: ~160 000 samples each, 40 s at 1 Gb/s on one CPU
 
@@ -76,11 +76,10 @@ class SenderTrace:
             return summary(f, self.sender_ip, until)
 
     def close(self):
-        if os.path.isdir(self.dir):
-            try:
-                os.rmdir(self.dir)
-            except OSError:
-                shutil.rmtree(self.dir, ignore_errors=True)
+        try:
+            os.rmdir(self.dir)  # tracefs removes an instance whole, or not at all while it is busy
+        except OSError:
+            pass
 
 
 def summary(lines, sender_ip, until):

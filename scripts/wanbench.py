@@ -834,7 +834,7 @@ def contender_row(con, rs, a_bps):
         rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok], beside_mbps=[r.beside_mbps for r in ok],
         drops_after_decision=[r.drops_after_decision for r in ok],
         decided_after_ss_ms=[r.decided_after_ss_ms for r in ok],
-        sender=[sender_cell(r) for r in ok], loss_episodes=[r.loss_episodes for r in ok],
+        sender=[sender_cell(r) for r in ok],
         invalid=[f"#{r.repeat}: {'; '.join(r.reasons)}" for r in rs if not r.valid],
         paired_seeds=True, phased=True)
 
@@ -953,8 +953,8 @@ def markdown(results):
         if traced:
             out += ["", "The sender, per valid run (kernel tracepoints): how its slow start ended and its loss "
                     "episodes. A slow start ended far under the path's window, or two episodes back to back "
-                    "(ssthresh at 0.49 of the peak), costs a short transfer more than any lever; plain CUBIC "
-                    "draws both too.", "", "| contender | per run |", "|---|---|"]
+                    "(ssthresh at 0.49 of the peak), slows a short transfer for the rest of its run; plain "
+                    "CUBIC draws both too.", "", "| contender | per run |", "|---|---|"]
             out += [f"| {c['contender']} | {'; '.join(x or '—' for x in c['sender'])} |" for c in traced]
         bad = [f"- {c['contender']} {i}" for c in s["contenders"] for i in c["invalid"]]
         if bad:
