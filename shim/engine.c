@@ -125,6 +125,7 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->aside_undrained = 1;
   p->ca_ceiling_gain = 0; /* a pace is no offered window: it holds at once */
   p->lift_fit_max = 0;    /* ... nor a window that a longer loop slows: a pace over A only queues */
+  p->lift_first_held = 1; /* its lift ends at the first queue: it need not wait for a clean hold (first_lift_due) */
 }
 
 /* The T of S = R·T: the path's base RTT, or the RTT now until a base is known. */
@@ -213,6 +214,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
       e->loss_episodes = 0;
       e->drained = e->held = 0;
       e->held_clean = 0;
+      e->lifted = 0;
       e->trimmed = 0;
       e->pace_trimmed = 0;
       e->trim_ns = 0;
@@ -885,7 +887,7 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
       if (e->p.trim_first && !in->siblings) e->trimmed = 1;
       e->resumed = 0;
       e->backoff_ns = e->p.resume_backoff_ns;
-      e->lift_after_ns = in->t_ns; /* a first lift at once: the decision may have been made low */
+      if (!e->lifted) e->lift_after_ns = in->t_ns; /* a first lift at once: the decision may have been made low */
     }
     return 0;
   }
@@ -1008,6 +1010,25 @@ static int lift_due(const struct sobas_engine *e, const struct sobas_engine_inpu
          e->s < e->p.s_max;
 }
 
+/* A pacer's first lift need not wait for a clean hold: its RTT is exact and its lift ends at the first
+ * window that shows a queue (lift_queue_frac), so a lift at A costs a window or two of queue (on `long`
+ * 6-35 ms over the 150 ms base, ~0.5 s), and the clean hold's 2·queue_span - 1 windows held low cost
+ * more. Measured on `long` (A = 38.3 Mb/s, 150 ms, 7 sender runs): decided in slow start at 35.8-36.8
+ * Mb/s on windows slowed by its own drain (the pace cut by the queue's share), held at the base RTT
+ * from the first window after it, and lifted 2.4-2.9 s after the decision (five windows of ~0.5 s), to
+ * 37.8-38.7 in one lift: 0.971x max buffer's goodput. Lifted with the first held window: 0.49-0.98 s
+ * after the decision, 0.979x (10 runs; docs/engine.md: what is left). Alone (siblings lift in turn, held_queue), with the window at the base
+ * RTT: a competitor's queue is no room, and the lift would only delay the step aside. Not after a trim
+ * either: the trim measured what the path gives, and a lift at once paces over it again (measured on
+ * `gig-udp`, A = 551 Mb/s beside constant UDP: decided at 625-633, trimmed to 552-555, lifted 0.12 s
+ * later and back, then trimmed again to 536 and held there 0.65 s: 3 runs at 496-527 Mb/s against
+ * 530-536 before, RTT+ p50 0.74-1.44 ms against 0.45-0.92). */
+static int first_lift_due(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  return e->p.lift_first_held && e->p.lift_gain > 0 && e->held && !e->held_clean && !e->lifted && !e->trim_ns &&
+         !in->siblings && in->rate_bps && e->s < e->p.s_max &&
+         !rtt_above(in->rtt_us, base_rtt(in), e->p.equal_tol, 1000);
+}
+
 static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a,
                       uint64_t r_before, uint64_t r_got) {
   uint32_t base = base_rtt(in);
@@ -1015,6 +1036,7 @@ static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *i
   e->r_before_lift = r_before;
   e->r_got_before_lift = r_got;
   e->lifting = 1;
+  e->lifted = 1;
   e->lift_at_ns = in->t_ns;
   return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT, 1, clamp_s(e, (uint64_t)((1.0 + e->p.lift_gain) * e->s)),
              r_before, base, in->t_ns);
@@ -1142,6 +1164,7 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
     if (base_fell(e, in)) return aside_from_share(e, a, in);
     if (e->lifting) return lift(e, in, a);
     if (held_queue(e, in, a)) return 1;
+    if (first_lift_due(e, in)) return lift_start(e, in, a, e->r_held, 0);
     uint32_t k = queue_span(e, base_rtt(in), e->n_rates);
     /* Room is measured against what was held, never below the rate S was set from: a host stall or a
      * dip of cross traffic in the held windows (measured: 87.4 after a decision at 91.2 Mb/s) would

@@ -94,6 +94,7 @@ struct sobas_engine_params {
   double ss_queue_frac;     /* > 0: in slow start, a window at the highest rate yet whose RTT is this far (and ss_queue_min_us) over the base decides on that rate: a pacer's exact RTT sees its own slow start fill the buffer a round before it overflows */
   uint32_t ss_queue_min_us;  /* ... and at least this many µs over it */
   double lift_queue_frac;   /* > 0: a lift also ends at the first window whose RTT is this far (and queue_rtt_min_us) over the RTT held alone: a pacer's lift queues without bound */
+  uint8_t lift_first_held;   /* alone and untrimmed, the first lift comes with the first held window at the base RTT, not after a clean hold (a pacer: lift_queue_frac ends it at once at A) */
   int64_t lift_wait_ns;     /* a lift that finds neither room nor a queue waits this long for the sender to take it */
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
   int64_t lift_backoff_max_ns;
@@ -182,6 +183,7 @@ struct sobas_engine {
   uint64_t r_share;                 /* ... and the median rate of the (queued) windows before it */
   int64_t backoff_ns;               /* the current least time aside */
   uint8_t lifting;                  /* windows since S was lifted (0: not lifting) */
+  uint8_t lifted;                   /* S was lifted since the decision */
   int64_t lift_at_ns;               /* when the lift under way began */
   uint64_t s_before_lift;           /* S before the lift under way */
   uint64_t r_before_lift;           /* the rate held before it */

@@ -1973,6 +1973,68 @@ TEST(Engine, ALiftThatFindsRoomReArmsThePacersTrim) {
   EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
 }
 
+// A pacer decided low on windows its own drain slowed (`long`: 35.8-36.8 Mb/s of A = 38.3, 150 ms)
+// lifts with its first held window at the base RTT, not after a clean hold; the lift ends at the first
+// queue with S at A, and the next lift still waits the backoff, which at 40 ms outlasts a clean hold.
+// Without lift_first_held the first lift waits for the clean hold: 2·queue_span - 1 windows of 2 RTTs,
+// queue_span 3 windows at 150 ms, 4 at 40 ms (queue_min_ns, 300 ms).
+TEST(Engine, APacersFirstLiftComesWithItsFirstHeldWindow) {
+  const double a_mbps = 38.3;
+  for (uint32_t base : {150000u, kRtt}) {
+    for (bool first_held : {true, false}) {
+      sobas_engine_params p = with_lift();
+      sobas_engine_pacer_params(&p);
+      p.lift_first_held = first_held;
+      Engine g(0, p, base);
+      // A paced window on the path: the pace S/T up to A, the excess queued.
+      auto paced = [&] {
+        double a_bytes_per_us = a_mbps * kMbps / 8e6, excess = (double)g.e.s - a_bytes_per_us * base;
+        return g.feed(std::min(a_mbps, (double)g.e.s * 8 / base),
+                      base + (excess > 0 ? (uint32_t)(excess / a_bytes_per_us) : 0));
+      };
+      g.decide(36.6);
+      ASSERT_FALSE(g.feed(32.1, base * 111 / 100)) << "its own queue, draining";
+      int windows = 0;
+      while (g.count(SOBAS_WHY_LIFT) == 0 && windows < 40) g.feed(windows++ ? 36.2 : 34.4, base + 900);
+      EXPECT_EQ(windows, first_held ? 1 : base == kRtt ? 7 : 5) << base << " " << first_held;
+      while (g.count(SOBAS_WHY_LIFT_END) == 0 && g.t < 30'000'000'000) paced();
+      ASSERT_EQ(g.count(SOBAS_WHY_LIFT_END), 1) << base << " " << first_held;
+      const int64_t ended = g.t;
+      EXPECT_GE(g.e.s, bytes((uint64_t)(a_mbps * kMbps), base) * 99 / 100) << base << " " << first_held;
+      EXPECT_LE(g.e.s, bytes((uint64_t)(a_mbps * kMbps), base) * 103 / 100) << base << " " << first_held;
+      while (g.count(SOBAS_WHY_LIFT) == 1 && g.t < 30'000'000'000) paced();
+      EXPECT_GE(g.t - ended, g.p.lift_backoff_ns) << base << " " << first_held << ": a clean hold is no first lift again";
+      EXPECT_EQ(g.count(SOBAS_WHY_COMPETING), 0);
+      EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+    }
+  }
+}
+
+// A pacer's first lift is for a flow alone on a queue-free path: a competitor's queue in the first held
+// window (held once drain_rtts are up), siblings on the path, or a trim since the decision (it measured
+// what the path gives) leave it to the clean hold.
+TEST(Engine, APacersFirstLiftNeedsTheBaseRttNoSiblingsNorATrim) {
+  sobas_engine_params p = with_lift();
+  sobas_engine_pacer_params(&p);
+  Engine queued(0, p);
+  queued.decide(30);
+  for (int i = 0; i < 12 && queued.e.state == SOBAS_ST_DECIDED; i++) queued.feed(30, kRtt + 12000);
+  EXPECT_EQ(queued.count(SOBAS_WHY_LIFT), 0) << "a queue that stands is no room";
+  Engine among(0, p);
+  among.siblings = 1;
+  among.decide(30);
+  among.feed(30, kRtt + 500);
+  EXPECT_TRUE(among.e.held);
+  EXPECT_EQ(among.count(SOBAS_WHY_LIFT), 0) << "siblings lift in turn, once held clean";
+  Engine trimmed(0, p);
+  trimmed.decide(92);
+  ASSERT_LE(trimmed.held_until_action(20, 85, 46000), 20);
+  ASSERT_EQ(trimmed.last().why, SOBAS_WHY_STANDING_QUEUE);
+  for (int i = 0; i < 3; i++) trimmed.feed(85, kRtt + 300);
+  EXPECT_TRUE(trimmed.e.held);
+  EXPECT_EQ(trimmed.count(SOBAS_WHY_LIFT), 0) << "the trim measured the path: the clean hold lifts";
+}
+
 // A pacer held alone whose lift ends as a newcomer arrives: the newcomer's queue stands through the
 // lift's drain and the flow steps aside on it, keeping the rate it held alone, and comes back to search
 // when that rate does.
