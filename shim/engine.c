@@ -1012,17 +1012,17 @@ static int lift_due(const struct sobas_engine *e, const struct sobas_engine_inpu
 
 /* A pacer's first lift need not wait for a clean hold: its RTT is exact and its lift ends at the first
  * window that shows a queue (lift_queue_frac), so a lift at A costs a window or two of queue (on `long`
- * 6-35 ms over the 150 ms base, ~0.5 s), and the clean hold's 2·queue_span - 1 windows held low cost
- * more. Measured on `long` (A = 38.3 Mb/s, 150 ms, 7 sender runs): decided in slow start at 35.8-36.8
- * Mb/s on windows slowed by its own drain (the pace cut by the queue's share), held at the base RTT
- * from the first window after it, and lifted 2.4-2.9 s after the decision (five windows of ~0.5 s), to
- * 37.8-38.7 in one lift: 0.971x max buffer's goodput. Lifted with the first held window: 0.49-0.98 s
- * after the decision, 0.979x (10 runs; docs/engine.md: what is left). Alone (siblings lift in turn, held_queue), with the window at the base
- * RTT: a competitor's queue is no room, and the lift would only delay the step aside. Not after a trim
- * either: the trim measured what the path gives, and a lift at once paces over it again (measured on
- * `gig-udp`, A = 551 Mb/s beside constant UDP: decided at 625-633, trimmed to 552-555, lifted 0.12 s
- * later and back, then trimmed again to 536 and held there 0.65 s: 3 runs at 496-527 Mb/s against
- * 530-536 before, RTT+ p50 0.74-1.44 ms against 0.45-0.92). */
+ * 6-35 ms over the 150 ms base, ~0.5 s), and the clean hold's 2·queue_span - 1 windows held low cost more.
+ * Measured on `long` (A = 38.3 Mb/s, 150 ms, 7 sender runs): decided in slow start at 35.8-36.8 Mb/s (6 of
+ * 7) on windows slowed by its own drain (the pace cut by the queue's share), held at the base RTT from the
+ * first window after it, and lifted 2.4-2.9 s after the decision (five windows of ~0.5 s), to 37.8-38.7 in
+ * one lift: 0.971x max buffer's goodput. Lifted with the first held window: 0.49-0.98 s after the
+ * decision, 0.979x (10 runs; docs/engine.md: what is left). Alone (siblings lift in turn, held_queue),
+ * with the window at the base RTT: a competitor's queue is no room, and the lift would only delay the step
+ * aside. Not after a trim either: the trim measured what the path gives, and a lift at once paces over it
+ * again (measured on `gig-udp`, A = 551 Mb/s beside constant UDP: 2 of 3 decided at 625-633, trimmed to
+ * 552-555, lifted 0.12 s later and back, one trimmed again to 536 and held there 0.65 s: 3 runs at 496-527
+ * Mb/s against 530-536 before, RTT+ p50 0.74-1.44 ms against 0.45-0.92). */
 static int first_lift_due(const struct sobas_engine *e, const struct sobas_engine_input *in) {
   return e->p.lift_first_held && e->p.lift_gain > 0 && e->held && !e->held_clean && !e->lifted && !e->trim_ns &&
          !in->siblings && in->rate_bps && e->s < e->p.s_max &&
