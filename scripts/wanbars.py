@@ -220,7 +220,7 @@ def check(results):
                          key=lambda r: r["goodput_bps"], default=None)
             if lowest and (story := sendertrace.describe(lowest.get("ss_exit_by"), lowest.get("ss_exit_pkts"),
                                                          lowest.get("ss_exit_ms"), lowest.get("loss_episodes"))):
-                # A bar missed by one run: whether its sender drew what plain CUBIC draws too.
+                # Beside every row, for a bar missed by one run: whether its sender drew what plain CUBIC draws too.
                 info += f"; the lowest run's sender: {story}"
             plain = row(s, "max buffer")
             if s["name"] in COMPETING and name != "sobas both" and plain:

@@ -1024,7 +1024,7 @@ static int lift_due(const struct sobas_engine *e, const struct sobas_engine_inpu
  * 552-555, lifted 0.12 s later and back, one trimmed again to 536 and held there 0.65 s: 3 runs at 496-527
  * Mb/s against 530-536 before, RTT+ p50 0.74-1.44 ms against 0.45-0.92). */
 static int first_lift_due(const struct sobas_engine *e, const struct sobas_engine_input *in) {
-  return e->p.lift_first_held && e->p.lift_gain > 0 && e->held && !e->held_clean && !e->lifted && !e->trim_ns &&
+  return e->p.lift_first_held && e->p.lift_gain > 0 && e->held && !e->lifted && !e->trim_ns &&
          !in->siblings && in->rate_bps && e->s < e->p.s_max &&
          !rtt_above(in->rtt_us, base_rtt(in), e->p.equal_tol, 1000);
 }

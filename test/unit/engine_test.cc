@@ -2010,16 +2010,17 @@ TEST(Engine, APacersFirstLiftComesWithItsFirstHeldWindow) {
   }
 }
 
-// A pacer's first lift is for a flow alone on a queue-free path: a competitor's queue in the first held
-// window (held once drain_rtts are up), siblings on the path, or a trim since the decision (it measured
-// what the path gives) leave it to the clean hold.
+// A pacer's first lift is for a flow alone on a queue-free path: a small queue in its first held windows
+// (held once drain_rtts are up, under half the one it decided with), siblings on the path, or a trim
+// since the decision (it measured what the path gives) leave it to the clean hold.
 TEST(Engine, APacersFirstLiftNeedsTheBaseRttNoSiblingsNorATrim) {
   sobas_engine_params p = with_lift();
   sobas_engine_pacer_params(&p);
   Engine queued(0, p);
   queued.decide(30);
-  for (int i = 0; i < 12 && queued.e.state == SOBAS_ST_DECIDED; i++) queued.feed(30, kRtt + 12000);
-  EXPECT_EQ(queued.count(SOBAS_WHY_LIFT), 0) << "a queue that stands is no room";
+  for (int i = 0; i < 6; i++) queued.feed(30, kRtt + 2200);
+  EXPECT_TRUE(queued.e.held);
+  EXPECT_EQ(queued.count(SOBAS_WHY_LIFT), 0) << "2.2 ms over the base is no room";
   Engine among(0, p);
   among.siblings = 1;
   among.decide(30);
