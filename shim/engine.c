@@ -215,6 +215,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
       e->drained = e->held = 0;
       e->held_clean = 0;
       e->lifted = 0;
+      e->rebased = 0;
       e->trimmed = 0;
       e->pace_trimmed = 0;
       e->trim_ns = 0;
@@ -848,6 +849,22 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
                 !rtt_above(in->rtt_least_us, ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
   if (delayed) queue = 0;
   int sank = (double)r < e->p.queue_rate_keep * (double)e->r_held;
+  /* Not yet held alone, a rate flat under the decision's with no queue is the decision reading over the
+   * path: slow start's last window carries its queue draining. The flow holds what the path gives, so
+   * that is the rate held; left as it was, the hold never counts clean, never lifts, and a later step
+   * aside has no rate to come back to. Measured on `gig-udp` (A = 550 Mb/s beside constant UDP):
+   * receivers decided at 577-581 Mb/s held 548-549 (0.944-0.949), RTT within 1 ms of the base; one
+   * never held clean, stepped aside on a 0.2 s dip to 376-420 Mb/s and stayed aside to the end at RTT+
+   * p50 9.9 ms; the other, at 0.949, held clean, stepped aside on such a dip and came back 2.1 s later.
+   * Once a decision: a rate that goes on sinking is no hold. Not a pacer's: its pace over the path
+   * queues, and its trim takes S down to the rate it gets. */
+  double flat;
+  if (!e->p.trim_first && !e->rebased && sank && !queue && !delayed && !e->held_clean &&
+      rates_equal(e, e->n_rates, k, &flat)) {
+    e->r_held = r;
+    e->rebased = 1;
+    sank = 0;
+  }
   /* Before a clean hold the queue alone tells; after one, a newcomer's queue sinks the rate too. A
    * sibling still searching (slow start, or congestion avoidance uncapped after slow start's loss) keeps
    * a queue that is no competitor's: it decides once it finds the path full, and then holds too. Measured

@@ -184,6 +184,7 @@ struct sobas_engine {
   int64_t backoff_ns;               /* the current least time aside */
   uint8_t lifting;                  /* windows since S was lifted (0: not lifting) */
   uint8_t lifted;                   /* S was lifted since the decision */
+  uint8_t rebased;                  /* the rate held was taken down to what the path gives since the decision */
   int64_t lift_at_ns;               /* when the lift under way began */
   uint64_t s_before_lift;           /* S before the lift under way */
   uint64_t r_before_lift;           /* the rate held before it */

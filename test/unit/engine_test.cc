@@ -1185,6 +1185,26 @@ TEST(Engine, ANewcomerAfterHeldAloneStepsAsideAtOnce) {
   EXPECT_EQ(g.e.r_alone, 50 * kMbps);
 }
 
+// Decided 5.5% over the path (slow start's last window carried its queue draining; gig-udp: 577-581
+// Mb/s of A = 550), the flow holds what the path gives, flat, with no queue: that is the rate held
+// alone, so the hold counts clean and a newcomer's step aside keeps a rate to come back to. A rate
+// that keeps sinking is no such hold.
+TEST(Engine, ADecisionOverThePathHoldsCleanAtWhatThePathGives) {
+  Engine g;
+  g.decide(58);
+  EXPECT_EQ(g.held_until_action(20, 55, kRtt + 1000), 21);
+  ASSERT_TRUE(g.e.held_clean);
+  EXPECT_EQ(g.e.r_alone, 55 * kMbps);
+  ASSERT_LE(g.held_until_action(20, 55.0 * 40 / 70, 70000), 5);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  EXPECT_EQ(g.e.r_alone, 55 * kMbps);
+
+  Engine sinking;
+  sinking.decide(58);
+  for (int i = 0; i < 20; i++) EXPECT_FALSE(sinking.held(55 - i, kRtt + 1000)) << i;
+  EXPECT_FALSE(sinking.e.held_clean);
+}
+
 // With the probe, a standing queue is under the least echo too: windows whose echoes' mean rose while
 // the least stayed at the base (a host delaying the path up to ~20 ms at times), the rate sunk, are no
 // newcomer; a real one lifts the least as well (arrive-leave: 81-88 Mb/s of 96, mean 45.6-47.0 ms,
