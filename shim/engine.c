@@ -853,9 +853,9 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
    * path: slow start's last window carries its queue draining. The flow holds what the path gives, so
    * that is the rate held; left as it was, the hold never counts clean, never lifts, and a later step
    * aside has no rate to come back to. Measured on `gig-udp` (A = 550 Mb/s beside constant UDP):
-   * receivers decided at 577-581 Mb/s held 548-549 (0.944-0.949), RTT within 1 ms of the base; one
-   * never held clean, stepped aside on a 0.2 s dip to 376-420 Mb/s and stayed aside to the end at RTT+
-   * p50 9.9 ms; the other, at 0.949, held clean, stepped aside on such a dip and came back 2.1 s later.
+   * receivers decided at 577-581 Mb/s held 548-549 (0.944-0.949) with no standing queue until a dip;
+   * one never held clean, stepped aside on a 0.2 s dip to 376-420 Mb/s and stayed aside to the end at
+   * RTT+ p50 9.9 ms; the other, at 0.949, held clean, stepped aside on such a dip and came back 2.1 s later.
    * Once a decision: a rate that goes on sinking is no hold. Not a pacer's: its pace over the path
    * queues, and its trim takes S down to the rate it gets. */
   double flat;
