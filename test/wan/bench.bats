@@ -127,7 +127,7 @@ PY
   [ "${lines[-1]}" = ok ]
 }
 
-@test "wanbars.py holds each bar: met, missed by the mean, by one run, by a queue, by a late or lossy decision; and the spread alone" {
+@test "wanbars.py holds each bar: met, missed by the mean, by one run (against its repeat where repeats are paired), by a queue, by a late or lossy decision; and the spread alone" {
   run "$PY" - "$REPO/scripts" <<'PY'
 import copy, sys
 sys.path.insert(0, sys.argv[1])
@@ -162,6 +162,20 @@ slow = copy.deepcopy(competing); slow["contenders"][0]["goodput_mbps"] = 83.0  #
 assert verdict(slow) == [False]
 one = copy.deepcopy(competing); one["runs"][0]["goodput_bps"] = 75e6             # a run at 0.87x
 assert verdict(one) == [False]
+# Repeats drawn alike for every contender (paired_seeds, phased): a run against linux default's of its own
+# repeat. A repeat that is slow for both reads 0.97x, not 0.86x of linux default's mean.
+paired = copy.deepcopy(competing)
+for c in paired["contenders"]:
+    c.update(paired_seeds=True, phased=True)
+paired["runs"] = [dict(r, repeat=i % 2) for i, r in enumerate(runs("sobas", 89.0, 70.0) + runs("linux default", 90.0, 72.0))]
+assert verdict(paired) == [True], wanbars.check(dict(scenarios=[paired]))
+unpaired = copy.deepcopy(paired); del unpaired["contenders"][1]["phased"]        # linux default's row is older
+assert verdict(unpaired) == [False]
+alone_slow = copy.deepcopy(paired); alone_slow["runs"][1]["goodput_bps"] = 62e6   # 0.86x its repeat's
+assert verdict(alone_slow) == [False]
+assert wanbars.paired_floor_null([(10.0, 10.0), (10.0, 10.0)]) == (1.0, 1.0)
+lo, med = wanbars.paired_floor_null([(9.0, 10.0), (10.0, 9.0)])                   # swaps: 0.9 in 3 of 4
+assert lo == med == 0.9, (lo, med)
 late = copy.deepcopy(competing); late["contenders"][0]["aside_s"] = [0.7, 2.4]  # aside after 2.4 s
 assert verdict(late) == [False]
 lost = copy.deepcopy(alone); lost["contenders"][0]["drops_after_decision"] = [0, 3]   # one run lost 3
