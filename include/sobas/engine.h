@@ -155,6 +155,7 @@ struct sobas_engine {
   uint32_t base_decided_us;         /* the base RTT the search decided at (0: none known then) */
   uint32_t q_decided_us;            /* the queue (RTT over the base) of the window the search decided on */
   uint32_t rtt_draining_us;         /* decided, not yet held: the RTT of the last window */
+  uint32_t drain_least_us;          /* ... and the least RTT of the windows since the decision */
   uint32_t loss_episodes;           /* kernel signals: loss episodes we did not cause, each close to the last */
   int64_t last_episode_ns;          /* when the last of them began */
   uint8_t in_loss;                  /* the last window had out-of-order arrivals: an episode is under way */

@@ -1770,6 +1770,34 @@ TEST(Engine, APacerWaitsOutADrainThatIsStillFalling) {
   }
 }
 
+// Decided with 10 ms of queue, drained to 6 ms and held there through the drain's time: a competitor's,
+// unless one window of the drain came under the standing-queue test (3 ms of a 40 ms base: under 10%):
+// then the flow was alone in the buffer, and what stands after it is its own jitter over a near-full
+// path (measured on gig-udp: 5.2 ms at the decision, 3.0, 1.8, then 2.8 ms, and stepped aside).
+TEST(Engine, APacerWhoseDrainEmptiedOnceIsHeld) {
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  for (bool emptied : {true, false}) {
+    Engine g(0, p);
+    g.feed(26, kRtt);
+    ASSERT_TRUE(g.feed(26, kRtt + 10000));
+    ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
+    bool acted = false;
+    for (uint32_t x : {6000u, emptied ? 3000u : 6000u, 6000u, 6000u, 6000u, 6000u}) {
+      acted = g.feed(26, kRtt + x) || acted;
+      if (g.e.held || acted) break;
+    }
+    if (emptied) {
+      EXPECT_FALSE(acted) << sobas_reason_name(g.last().why);
+      EXPECT_TRUE(g.e.held);
+      EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+    } else {
+      EXPECT_TRUE(acted);
+      EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+    }
+  }
+}
+
 // Random loss steps aside; the rate never comes back and the losses go on (no queue with them, an
 // episode every 0.8 s): the flow stays aside, uncapped.
 TEST(Engine, ALossyPathStaysAside) {
@@ -2064,14 +2092,20 @@ TEST(Engine, APacerUndrainedAfterALiftKeepsItsRateAlone) {
   sobas_engine_pacer_params(&p);
   Engine g(0, p);
   g.decide(90);
+  g.feed(90, kRtt);  // the decision's queue gone in the next window
+  ASSERT_TRUE(g.e.held);
   g.on_path_until_lift(90);
   int n = 0;
   while (g.e.lifting && n++ < 40) g.on_path(90);
   ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END);
   ASSERT_FALSE(g.e.held);
+  const int64_t ended = g.t;
   n = 0;
   while (!g.feed(70, 62000) && n < 40) n++;
   ASSERT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  // On the drain's rule, at the first 124 ms window after drain_rtts: the lift's drain is judged on its
+  // own windows, not on the first drain's, which emptied.
+  EXPECT_LE(g.t - ended, (int64_t)g.p.drain_rtts * kRtt * 1000 + 124 * kMs);
   EXPECT_GE(g.e.r_alone, (uint64_t)(88 * kMbps)) << "held alone at 90 Mb/s";
   while (g.t < g.e.resume_after_ns) g.feed(45, 62000);
   n = 0;
