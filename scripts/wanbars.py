@@ -88,8 +88,9 @@ def repeat_pairs(s, name):
     """Each valid run of NAME with linux default's of the same repeat (their mean where a pooled row holds
     more than one), as (Mb/s, Mb/s). A repeat draws the path's seeds and the competitor's phase once for
     every contender (wanbench.settle_s), and on a lossy path that sets every contender's rate: on
-    `congested` at 4afe2e7 the third repeat's seven contenders made 17.0-23.8 Mb/s (linux default 18.5,
-    0.50x its mean), the first's 54.1-62.4. None where either row was run before repeats were paired."""
+    `congested` at 4afe2e7 the six CUBIC contenders made 17.0-23.8 Mb/s in its third repeat (linux
+    default 18.5, 0.50x its mean), 53.6-62.4 in its first. None where either row was run before repeats
+    were paired."""
     rows = [row(s, n) for n in (name, "linux default")]
     if not all(r and r.get("paired_seeds") and r.get("phased") for r in rows):
         return None
@@ -289,8 +290,9 @@ def markdown(entries):
              f"Checked by `scripts/wanbars.py` against issues 13 and 14 (its header lists them): {missed} of "
              f"{len(entries)} rows miss a bar. In *also*, retransmits are the whole transfer's, slow start "
              "included, and the decision time is from the start. Beside a competing "
-             "flow, the lowest run is measured against linux default's run of the same repeat: a repeat "
-             "draws the path's seeds and the competitor's phase once for all its contenders. *Also* gives "
+             "flow, the lowest run is measured against linux default's run of the same repeat (where both "
+             "rows were run so): a repeat draws the path's seeds and the competitor's phase once for all its "
+             "contenders. *Also* gives "
              "each run's ratio *per repeat*, the lowest over linux default's mean, max buffer's ratio on the "
              "mean's bar (plain CUBIC, no sobas) and linux default's runs against their own mean: the spread "
              "the repeats alone leave. *Swapped at random within repeats* and *relabelled at random* are "
