@@ -2113,6 +2113,35 @@ TEST(Engine, APacerUndrainedAfterALiftKeepsItsRateAlone) {
   EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME) << "the newcomer left: the rate is back, its queue is not gone";
 }
 
+// A pacer's lift that ends on its first queued window raises S to that window's rate when higher, and
+// beside cross traffic that rate is the FIFO's share at the lifted pace, over A (measured on gig-udp:
+// lifted from 554 Mb/s, ended at 594, then 549 with a queue, and stepped aside 0.57 s later). The raised
+// S is a new decision: the queue it keeps, sinking the rate under it, is trimmed first; a newcomer's
+// queue that stands after the trim still steps the flow aside.
+TEST(Engine, APacersRaisedLiftEndTrimsBeforeSteppingAside) {
+  sobas_engine_params p = with_lift();
+  sobas_engine_pacer_params(&p);
+  p.lift_first_held = 0;  // a lift after a clean hold, as measured: held alone at 540-554 Mb/s first
+  Engine g(0, p);
+  g.decide(90);
+  g.feed(90, kRtt);
+  g.on_path_until_lift(90);
+  ASSERT_TRUE(g.e.held_clean);
+  int n = 0;
+  while (g.count(SOBAS_WHY_LIFT_END) == 0 && n++ < 10) g.feed(97, kRtt + 5000);
+  ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END);
+  ASSERT_GE(g.e.r_held, 96 * kMbps) << "S raised on the queued window's rate";
+  EXPECT_FALSE(g.feed(90, kRtt)) << "the lift's queue drained: held";
+  ASSERT_TRUE(g.e.held);
+  n = 0;
+  while (!g.feed(90, kRtt + 6000) && n++ < 40) {}
+  EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE) << sobas_reason_name(g.last().why);
+  EXPECT_LT(g.e.s, (uint64_t)(93 * kMbps / 8e6 * kRtt)) << "trimmed to the 90 Mb/s the flow got";
+  n = 0;
+  while (!g.feed(80, kRtt + 10000) && n++ < 40) {}
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING) << "a queue that stands after the trim";
+}
+
 // Decided on CUBIC's plateau after a loss (69 of 77 Mb/s), the sender grows its cwnd into a lifted
 // window only slowly: the lift waits, with neither room nor a queue, for it to take the window, and finds
 // the room once it has. A sender that never takes it ends the lift after lift_wait_ns, S as before.
