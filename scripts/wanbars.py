@@ -102,13 +102,13 @@ def repeat_pairs(s, name):
             if r["contender"] == name and r["valid"] and r["repeat"] in ref] or None
 
 
-def verdicts_competing(s, c, ref):
+def verdicts_competing(s, c, ref, pairs):
     out = []
     ratio = c["goodput_mbps"] / ref["goodput_mbps"]
     out.append((ratio >= GOODPUT_VS, f"goodput {ratio:.3f}x linux default (bar 0.98x)"))
     if c["contender"] not in ISSUE13:
         return out
-    if pairs := repeat_pairs(s, c["contender"]):
+    if pairs:
         low = min(m / r for m, r in pairs)
         out.append((low >= RUN_FLOOR, f"lowest run {low:.2f}x its repeat's linux default (bar 0.90x)"))
     else:
@@ -239,10 +239,11 @@ def check(results):
                 out.append(dict(scenario=s["name"], contender=name, verdicts=None))
                 continue
             v = []
+            pairs = repeat_pairs(s, name) if s["name"] in COMPETING else None
             if s["name"] in ALONE and name != "sobas both":
                 v += verdicts_alone(s, c)
             elif name != "sobas both":
-                v += verdicts_competing(s, c, ref)
+                v += verdicts_competing(s, c, ref, pairs)
             if name == "sobas both":
                 v += verdicts_both(s, c)
             info = f"retrans {fmt(c['retrans'])}, decided {fmt(c['decision_ms'])} ms"
@@ -269,7 +270,7 @@ def check(results):
                        if r["contender"] == "linux default" and r["valid"]]
                 info += f"; linux default's runs {min(own):.2f}-{max(own):.2f}x its mean"
                 mine, plain_runs = goodputs(s, name), goodputs(s, "linux default")
-                if pairs := repeat_pairs(s, name):
+                if pairs:
                     info += f"; the lowest run {min(mine) / ref['goodput_mbps']:.2f}x linux default's mean"
                     if len(pairs) > 1:
                         lo, med = paired_floor_null(pairs)
@@ -277,7 +278,7 @@ def check(results):
                 elif len(mine) > 1 and len(plain_runs) > 1:
                     lo, med = floor_null(mine, plain_runs)
                     info += f"; the lowest run, relabelled at random: median {med:.2f}x, 5% {lo:.2f}x"
-            if s["name"] in COMPETING and name != "sobas both" and (pairs := repeat_pairs(s, name)):
+            if pairs and name != "sobas both":
                 # Repeat by repeat, against plain TCP on the same path: what the mean hides.
                 info += "; per repeat " + ", ".join(f"{m / r:.2f}" for m, r in pairs) + "x"
             out.append(dict(scenario=s["name"], contender=name, verdicts=v, info=info))

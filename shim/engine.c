@@ -774,10 +774,10 @@ static int update_held(struct sobas_engine *e, const struct sobas_engine_input *
   /* A window of the drain (since the decision or a lift's end) with no standing queue (under the
    * standing-queue test) had the flow alone in the buffer: a loss-based competitor keeps it full. A
    * queue after that (the flow's jitter on a path near full, a passing burst) is for the standing-queue
-   * rules to judge over their span. Measured on `gig-udp` (1 Gb/s beside
-   * 450 Mb/s of Poisson UDP, base 20.1 ms) at 4afe2e7: two senders decided at 541 Mb/s with 5.2 ms of
-   * queue and at 540 with 10.5, drained to 1.8 and 1.7 ms, read 2.8 and 8.0 ms in the next window, and
-   * stepped aside on this rule; run at S_max, one lost 201 packets, and the row read RTT+ p50 3.8 ms.
+   * rules to judge over their span. Measured on `gig-udp` (1 Gb/s beside 450 Mb/s of Poisson UDP,
+   * base 20.1 ms) at 4afe2e7: two senders decided at 541 Mb/s with 5.2 ms of queue and at 540 with
+   * 10.5, drained to 1.8 and 1.7 ms, read 2.8 and 8.0 ms in the next window, and stepped aside on this
+   * rule; run at S_max, one lost 201 packets, and the row read RTT+ p50 3.8 ms.
    * In the 14 other steps aside as `competing` within 0.4 s of a decision in the kept sender logs of
    * 2026-12-02/03 (congested 4, bbr-competitor 2, gig-tcp 7, gig-udp 1 whose queue grew) every window
    * after the decision stood 5.9 ms or more over the base. */
