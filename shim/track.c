@@ -121,6 +121,10 @@ static int take_sample(int fd, struct sobas_sample *s) {
     s->rcv_ooopack = ti->tcpi_rcv_ooopack;
     s->have |= SOBAS_HAVE_RCV_OOOPACK;
   }
+  if (len >= offsetof(struct tcp_info, tcpi_delivered) + 4) {
+    s->delivered = ti->tcpi_delivered;
+    s->have |= SOBAS_HAVE_DELIVERED;
+  }
   if (len >= offsetof(struct tcp_info, tcpi_snd_wnd) + 4) {
     s->busy_us = ti->tcpi_busy_time;
     s->rwnd_limited_us = ti->tcpi_rwnd_limited;

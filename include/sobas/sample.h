@@ -30,6 +30,7 @@ struct sobas_sample {
   uint64_t sndbuf_limited_us; /* tcpi_sndbuf_limited: of the busy time, starved by our send buffer */
   uint64_t delivery_bps;      /* tcpi_delivery_rate (bit/s): the kernel's latest delivery-rate sample, over about an RTT */
   uint8_t app_limited;        /* tcpi_delivery_rate_app_limited: the last delivery sample had no data to send */
+  uint32_t delivered;         /* tcpi_delivered: segments delivered, SACKed ones included (Linux 4.18+) */
   uint8_t state;              /* tcpi_state (TCP_ESTABLISHED = 1) */
   uint8_t have;               /* SOBAS_HAVE_* bits */
 };
@@ -37,6 +38,7 @@ struct sobas_sample {
 #define SOBAS_HAVE_RCV_OOOPACK 0x01u
 #define SOBAS_HAVE_RCV_WND 0x02u
 #define SOBAS_HAVE_CHRONO 0x04u /* busy_us, rwnd_limited_us, sndbuf_limited_us, snd_wnd, app_limited (Linux 4.10+) */
+#define SOBAS_HAVE_DELIVERED 0x08u /* delivered (Linux 4.18+) */
 
 /* Direction a flow mostly moves data in, from the bytes its process read and wrote. */
 enum sobas_role { SOBAS_ROLE_NONE = 0, SOBAS_ROLE_RECEIVER = 1, SOBAS_ROLE_SENDER = 2, SOBAS_ROLE_BOTH = 3 };
@@ -59,7 +61,7 @@ struct sobas_window {
   int64_t t_start_ns;
   int64_t t_end_ns;
   uint64_t rx_bytes;          /* received in the window */
-  uint64_t tx_bytes;          /* acked in the window */
+  uint64_t tx_bytes;          /* delivered in the window: acked, or fewer when the segments delivered say so (measure.c) */
   uint64_t rx_rate_bps;       /* bits per second */
   uint64_t tx_rate_bps;
   uint32_t rtt_us;            /* the RTT the window length was based on */

@@ -88,6 +88,29 @@ TEST_F(MeasureTest, SenderRatesAndRetransmitsAreCounted) {
   EXPECT_EQ(w.ooopack, 4u);
 }
 
+// After a loss's repair the cumulative ACK takes the SACKed data at once; the segments delivered count
+// it when it arrived. During the repair the acked count lags, and stays the reading.
+TEST_F(MeasureTest, ASendersWindowAfterARepairCountsTheSegmentsDelivered) {
+  auto at_sender = [](int64_t t_ms, uint64_t acked, uint32_t delivered) {
+    sobas_sample s = at(t_ms, 0, acked);
+    s.delivered = delivered;
+    s.snd_mss = 1000;
+    s.have = SOBAS_HAVE_DELIVERED;
+    return s;
+  };
+  auto s0 = at_sender(0, 0, 0), s1 = at_sender(80, 500000, 1500), s2 = at_sender(160, 2500000, 2500);
+  sobas_meas_feed(&m, &p, SOBAS_ROLE_SENDER, &s0, &w);
+  ASSERT_EQ(sobas_meas_feed(&m, &p, SOBAS_ROLE_SENDER, &s1, &w), SOBAS_MEAS_WINDOW);
+  EXPECT_EQ(w.tx_rate_bps, 50000000u);  // repairing: 0.5 MB acked of 1.5 MB delivered
+  ASSERT_EQ(sobas_meas_feed(&m, &p, SOBAS_ROLE_SENDER, &s2, &w), SOBAS_MEAS_WINDOW);
+  EXPECT_EQ(w.tx_bytes, 1000000u);  // 2 MB acked, 1 MB of it delivered in this window
+  EXPECT_EQ(w.tx_rate_bps, 100000000u);
+  auto s3 = at_sender(240, 4500000, 3500);
+  s3.have = 0;  // a kernel without tcpi_delivered: the acked count
+  ASSERT_EQ(sobas_meas_feed(&m, &p, SOBAS_ROLE_SENDER, &s3, &w), SOBAS_MEAS_WINDOW);
+  EXPECT_EQ(w.tx_bytes, 2000000u);
+}
+
 TEST_F(MeasureTest, CountersGoingBackwardsMeanAnotherSocket) {
   auto s0 = at(0, 5000), s1 = at(100, 4000);
   sobas_meas_feed(&m, &p, SOBAS_ROLE_RECEIVER, &s0, &w);
