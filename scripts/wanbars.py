@@ -263,6 +263,9 @@ def check(results):
                 # Plain CUBIC with another buffer setting, on the same bar: how far the repeats alone
                 # move the ratio (CUBIC beside CUBIC shares by chance).
                 info += f"; max buffer {plain['goodput_mbps'] / ref['goodput_mbps']:.3f}x linux default"
+                if pairs and (plain_pairs := repeat_pairs(s, "max buffer")):
+                    # ... and on the per-run floor's bar: plain CUBIC against plain CUBIC, run by run.
+                    info += f" (its lowest run {min(m / r for m, r in plain_pairs):.2f}x its repeat's)"
             if s["name"] in COMPETING and name in ISSUE13:
                 # The per-run floor's own noise: linux default's runs against their mean (on congested a
                 # repeat's loss seed moves every contender together).
@@ -295,7 +298,8 @@ def markdown(entries):
              "rows were run so): a repeat draws the path's seeds and the competitor's phase once for all its "
              "contenders. *Also* gives "
              "each run's ratio *per repeat*, the lowest over linux default's mean, max buffer's ratio on the "
-             "mean's bar (plain CUBIC, no sobas) and linux default's runs against their own mean: the spread "
+             "mean's bar (plain CUBIC, no sobas) and its lowest run on the floor's, and linux default's runs "
+             "against their own mean: the spread "
              "the repeats alone leave. *Swapped at random within repeats* and *relabelled at random* are "
              "that spread as a bar would read it: the same statistic (the lowest run over its repeat's "
              "linux default, each pair kept or swapped; both's mean over the better of sobas's and sobas "

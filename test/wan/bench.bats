@@ -173,6 +173,12 @@ unpaired = copy.deepcopy(paired); del unpaired["contenders"][1]["phased"]       
 assert verdict(unpaired) == [False]
 alone_slow = copy.deepcopy(paired); alone_slow["runs"][1]["goodput_bps"] = 62e6   # 0.86x its repeat's
 assert verdict(alone_slow) == [False]
+# Plain CUBIC's own floor, read the same way: max buffer's lowest run against its repeat's linux default.
+control = copy.deepcopy(paired)
+control["contenders"].append(con("max buffer", 80.0, 83.3, 20.0, paired_seeds=True, phased=True))
+control["runs"] += [dict(r, repeat=i) for i, r in enumerate(runs("max buffer", 72.0, 72.0))]
+info = {e["contender"]: e["info"] for e in wanbars.check(dict(scenarios=[control]))}
+assert "(its lowest run 0.80x its repeat's)" in info["sobas"], info
 assert wanbars.paired_floor_null([(10.0, 10.0), (10.0, 10.0)]) == (1.0, 1.0)
 lo, med = wanbars.paired_floor_null([(9.0, 10.0), (10.0, 9.0)])                   # swaps: 0.9 in 3 of 4
 assert lo == med == 0.9, (lo, med)
