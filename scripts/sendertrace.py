@@ -95,31 +95,36 @@ def summary(lines, sender_ip, until):
         elif (m := STATE.search(line)) and m["ip"] == sender_ip:
             states.setdefault(m["port"], []).append((float(m["t"]), int(m["state"])))
     if not samples and not states:
-        return dict(ss_exit_pkts=None, ss_exit_t=None, ss_exit_by=None, loss_episodes=None)
+        return dict(ss_exit_pkts=None, ss_exit_t=None, ss_exit_by=None, loss_episodes=None, timeouts=None)
     key = max({*samples, *states}, key=lambda k: (len(samples.get(k, [])), len(states.get(k, []))))
     s, st = samples.get(key, []), states.get(key, [])
-    episodes, prev = [], 0
+    episodes, timeouts, prev = [], 0, 0
     for t, state in st:
         if state in (CA_RECOVERY, CA_LOSS) and prev not in (CA_RECOVERY, CA_LOSS):
             episodes.append(t)
+        # A retransmission timeout (Loss state), within an episode or opening one: the recovery found no
+        # ACK to go on, as when a lost retransmission has nothing sent after it to reveal it.
+        timeouts += state == CA_LOSS and prev != CA_LOSS
         prev = state
     ended = next((x for x in s if x[1] != INFINITE_SSTHRESH), None)
     if ended is None:
         # Sampled to the end and never out: a receiver's window held it, or the transfer was short.
         seen = bool(s) and s[-1][0] >= until - SEEN_S
         return dict(ss_exit_pkts=None, ss_exit_t=None, ss_exit_by="none" if seen else "unseen",
-                    loss_episodes=len(episodes))
+                    loss_episodes=len(episodes), timeouts=timeouts)
     # A loss sets ssthresh to 0.7 of the cwnd it met; HyStart (delay or ACK train) to the cwnd itself.
     by_loss = bool(episodes) and episodes[0] <= ended[0]
     return dict(ss_exit_pkts=ended[1], ss_exit_t=ended[0], ss_exit_by="loss" if by_loss else "hystart",
-                loss_episodes=len(episodes))
+                loss_episodes=len(episodes), timeouts=timeouts)
 
 
-def describe(by, pkts, ms, episodes):
+def describe(by, pkts, ms, episodes, timeouts=None):
     """How a run's slow start ended (ssthresh in packets, by HyStart or a loss, ms after the transfer
-    began) and its loss episodes, in a few words; "" for a run with no trace."""
+    began), its loss episodes and how many retransmission timeouts they met (None: traced before they
+    were counted), in a few words; "" for a run with no trace."""
     if episodes is None:
         return ""
     end = {"none": "never left slow start", "unseen": "slow start's end unseen (the sender had closed)"}.get(by) \
         or f"slow start ended at {pkts} pkts by {by} {ms:.0f} ms in"
-    return f"{end}, {episodes} loss episode{'' if episodes == 1 else 's'}"
+    rto = f" ({timeouts} timeout{'' if timeouts == 1 else 's'})" if timeouts else ""
+    return f"{end}, {episodes} loss episode{'' if episodes == 1 else 's'}{rto}"

@@ -255,7 +255,8 @@ def check(results):
             lowest = min((r for r in s["runs"] if r["contender"] == name and r["valid"]),
                          key=lambda r: r["goodput_bps"], default=None)
             if lowest and (story := sendertrace.describe(lowest.get("ss_exit_by"), lowest.get("ss_exit_pkts"),
-                                                         lowest.get("ss_exit_ms"), lowest.get("loss_episodes"))):
+                                                         lowest.get("ss_exit_ms"), lowest.get("loss_episodes"),
+                                                         lowest.get("timeouts"))):
                 # Beside every row, for a bar missed by one run: whether its sender drew what plain CUBIC draws too.
                 info += f"; the lowest run's sender: {story}"
             plain = row(s, "max buffer")

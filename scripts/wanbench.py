@@ -283,6 +283,7 @@ class Run:
     ss_exit_ms: float | None = None
     ss_exit_by: str | None = None
     loss_episodes: int | None = None
+    timeouts: int | None = None
     emu: dict = field(default_factory=dict)
     series: dict = field(default_factory=dict)  # t, mbps, rtt_t, rtt_ms, win_t, win_bytes
 
@@ -595,6 +596,7 @@ class Bench:
         the trace's clock is CLOCK_MONOTONIC too)."""
         run.ss_exit_pkts, run.ss_exit_by, run.loss_episodes = (story["ss_exit_pkts"], story["ss_exit_by"],
                                                                story["loss_episodes"])
+        run.timeouts = story["timeouts"]
         if story["ss_exit_t"] is not None:
             run.ss_exit_ms = round((story["ss_exit_t"] - t0) * 1e3, 1)
 
@@ -841,7 +843,7 @@ def contender_row(con, rs, a_bps):
 
 def sender_cell(r):
     """A run's sender trace in a few words (sendertrace.describe); "" without a trace."""
-    return sendertrace.describe(r.ss_exit_by, r.ss_exit_pkts, r.ss_exit_ms, r.loss_episodes)
+    return sendertrace.describe(r.ss_exit_by, r.ss_exit_pkts, r.ss_exit_ms, r.loss_episodes, r.timeouts)
 
 
 def summarise(sc, cal, size, runs, commit):

@@ -276,7 +276,7 @@ PY
   [ "$status" -eq 0 ] && [ "${lines[-1]}" = ok ]
 }
 
-@test "sendertrace.summary: the transfer's sender, how its slow start ended, its loss episodes back to back" {
+@test "sendertrace.summary: the transfer's sender, how its slow start ended, its loss episodes back to back, their timeouts" {
   run "$PY" - "$REPO/scripts" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -296,16 +296,22 @@ data = [probe(1.0 + i / 100, 40002, INF) for i in range(8)] + [
     probe(1.09, 40002, 1280), state(1.3, 40002, 1), state(1.3, 40002, 3), state(1.36, 40002, 0),
     state(1.36, 40002, 3), state(1.39, 40002, 0), probe(1.4, 40002, 627)]
 got = sendertrace.summary(control + receiver + data, SND, until=1.5)
-assert got == dict(ss_exit_pkts=1280, ss_exit_t=1.09, ss_exit_by="hystart", loss_episodes=2), got
+assert got == dict(ss_exit_pkts=1280, ss_exit_t=1.09, ss_exit_by="hystart", loss_episodes=2, timeouts=0), got
 # Slow start ended by a loss: the episode comes before the first sample with a finite ssthresh.
 lossy = [probe(1.0 + i / 100, 40004, INF) for i in range(5)] + [
     state(1.06, 40004, 3), state(1.1, 40004, 0), probe(1.12, 40004, 112)]
 got = sendertrace.summary(lossy, SND, until=2.0)
 assert got["ss_exit_by"] == "loss" and got["ss_exit_pkts"] == 112 and got["loss_episodes"] == 1, got
+# A recovery that ends in a retransmission timeout (Loss, 4) is one episode with one timeout.
+timed_out = lossy[:-1] + [state(1.2, 40004, 3), state(1.5, 40004, 4), state(1.7, 40004, 0), probe(1.8, 40004, 40)]
+got = sendertrace.summary(timed_out, SND, until=2.0)
+assert got["loss_episodes"] == 2 and got["timeouts"] == 1, got
+assert sendertrace.describe("loss", 112, 60.0, 2, 1) == "slow start ended at 112 pkts by loss 60 ms in, 2 loss episodes (1 timeout)"
+assert sendertrace.describe("loss", 112, 60.0, 1, None).endswith("1 loss episode")
 # Held by a receiver's window, a sender can stay in slow start to the end ...
 held = [probe(1.0 + i / 10, 40006, INF) for i in range(20)]
 assert sendertrace.summary(held, SND, until=3.0) == dict(ss_exit_pkts=None, ss_exit_t=None, ss_exit_by="none",
-                                                         loss_episodes=0)
+                                                         loss_episodes=0, timeouts=0)
 # ... but samples that stop early are a sender that closed with its data still going (FIN_WAIT1).
 closed = [probe(1.0, 8080, INF, dport=51000), state(1.5, 8080, 3), state(1.6, 8080, 0)]
 got = sendertrace.summary(closed, SND, until=4.0)
