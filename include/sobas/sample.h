@@ -25,12 +25,12 @@ struct sobas_sample {
   uint32_t total_retrans;     /* tcpi_total_retrans (segments) */
   uint32_t rcv_ooopack;       /* tcpi_rcv_ooopack: out-of-order segments received */
   uint32_t snd_wnd;           /* tcpi_snd_wnd: the window the peer advertises to us (bytes) */
+  uint32_t delivered;         /* tcpi_delivered: segments delivered, SACKed ones included (Linux 4.18+) */
   uint64_t busy_us;           /* tcpi_busy_time: time with data outstanding (the sender's chrono) */
   uint64_t rwnd_limited_us;   /* tcpi_rwnd_limited: of the busy time, held by the peer's window */
   uint64_t sndbuf_limited_us; /* tcpi_sndbuf_limited: of the busy time, starved by our send buffer */
   uint64_t delivery_bps;      /* tcpi_delivery_rate (bit/s): the kernel's latest delivery-rate sample, over about an RTT */
   uint8_t app_limited;        /* tcpi_delivery_rate_app_limited: the last delivery sample had no data to send */
-  uint32_t delivered;         /* tcpi_delivered: segments delivered, SACKed ones included (Linux 4.18+) */
   uint8_t state;              /* tcpi_state (TCP_ESTABLISHED = 1) */
   uint8_t have;               /* SOBAS_HAVE_* bits */
 };
