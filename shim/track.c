@@ -113,6 +113,7 @@ static int take_sample(int fd, struct sobas_sample *s) {
   s->rtt_us = ti->tcpi_rtt;
   s->min_rtt_us = ti->tcpi_min_rtt;
   s->snd_cwnd = ti->tcpi_snd_cwnd;
+  s->snd_ssthresh = ti->tcpi_snd_ssthresh;
   s->snd_mss = ti->tcpi_snd_mss;
   s->rcv_mss = ti->tcpi_rcv_mss;
   s->rcv_space = ti->tcpi_rcv_space;
@@ -192,14 +193,14 @@ static void announce(int fd, struct sobas_flow *f) {
 }
 
 /* Every field the engine is fed is in the window line (end_us, rx_bps, tx_bps, dlv_bps, rcv_rtt_us, base_rtt_us, rcv_mss,
- * a sender's cwnd and snd_mss, ooo, the probe's probe/prtt_us/prtt_max_us/prtt_least_us/plost, the path board's siblings/siblings_searching),
+ * a sender's cwnd, ssthresh and snd_mss, ooo, the probe's probe/prtt_us/prtt_max_us/prtt_least_us/plost, the path board's siblings/siblings_searching),
  * so a log replays into the same decisions (test/unit/replay_test.cc). */
 static void log_window(const struct sobas_flow *f, const struct sobas_window *w, enum sobas_role role,
                        const struct sobas_probe_view *pv) {
   const struct sobas_sample *s = &f->last;
   log_flow_line(f, "window",
                 "role=%s end_us=%lld dur_us=%lld rx_bytes=%llu tx_bytes=%llu rx_bps=%llu tx_bps=%llu dlv_bps=%llu rtt_us=%u "
-                "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u snd_mss=%u "
+                "rcv_rtt_us=%u srtt_us=%u min_rtt_us=%u base_rtt_us=%u rcv_mss=%u rcv_wnd=%u rcv_space=%u cwnd=%u ssthresh=%u snd_mss=%u "
                 "retrans=%u ooo=%u busy_us=%llu rwnd_lim_us=%llu sndbuf_lim_us=%llu snd_wnd=%u limit=%s state=%s s=%llu "
                 "probe=%s prtt_us=%u prtt_max_us=%u prtt_least_us=%u plost=%u siblings=%u siblings_searching=%u wake=%u",
                 role_names[role], (long long)((w->t_end_ns - f->t_open_ns) / 1000),
@@ -207,7 +208,7 @@ static void log_window(const struct sobas_flow *f, const struct sobas_window *w,
                 (unsigned long long)w->tx_bytes, (unsigned long long)w->rx_rate_bps,
                 (unsigned long long)w->tx_rate_bps, (unsigned long long)(w->app_limited ? 0 : w->delivery_bps), w->rtt_us,
                 s->rcv_rtt_us, s->rtt_us, s->min_rtt_us,
-                f->base_rtt_us, s->rcv_mss, s->rcv_wnd, s->rcv_space, s->snd_cwnd, s->snd_mss, w->retrans, w->ooopack,
+                f->base_rtt_us, s->rcv_mss, s->rcv_wnd, s->rcv_space, s->snd_cwnd, s->snd_ssthresh, s->snd_mss, w->retrans, w->ooopack,
                 (unsigned long long)w->busy_us, (unsigned long long)w->rwnd_limited_us,
                 (unsigned long long)w->sndbuf_limited_us, s->snd_wnd,
                 sobas_limit_name((enum sobas_limit)f->last_limit), sobas_state_name(flow_state(f)), (unsigned long long)f->hold.s,
@@ -459,6 +460,13 @@ static struct sobas_engine_input receiver_input(struct sobas_flow *f, const stru
                                      .rcv_wnd = f->last.rcv_wnd};
 }
 
+/* Whether a sender's kernel is in slow start: tcp_in_slow_start() is snd_cwnd < snd_ssthresh, and the
+ * ssthresh is "infinite" until HyStart or a loss first sets it (docs/kernel-facts.md). */
+static uint8_t kernel_slow_start(const struct sobas_sample *s) {
+  if (s->snd_cwnd == 0 || s->snd_ssthresh == 0) return 0;
+  return s->snd_cwnd < s->snd_ssthresh ? SOBAS_KERNEL_SS : SOBAS_KERNEL_CA;
+}
+
 /* A sending flow's engine input: the sender sees its own delivery (bytes acked), its smoothed RTT in
  * µs, the least RTT since the handshake, and its retransmissions as losses. It has no offered window
  * to drain: a paced rate holds at once, so "held" comes from the RTT (engine.c, update_held). */
@@ -472,7 +480,8 @@ static struct sobas_engine_input sender_input(struct sobas_flow *f, const struct
                                      .mss = f->last.snd_mss,
                                      .losses = w->retrans,
                                      .rate_now_bps = w->app_limited ? 0 : w->delivery_bps,
-                                     .cwnd_bytes = (uint64_t)f->last.snd_cwnd * f->last.snd_mss};
+                                     .cwnd_bytes = (uint64_t)f->last.snd_cwnd * f->last.snd_mss,
+                                     .kernel_ss = kernel_slow_start(&f->last)};
 }
 
 /* The flow's owner key on the path board: its process and its id there. */

@@ -119,6 +119,7 @@ struct sobas_engine_input {
   uint32_t rtt_least_us; /* least RTT the probe saw in the window (0: no probe or no echo): did a queue stand throughout? */
   uint64_t rate_now_bps; /* a sender's: the kernel's delivery rate at the window's end (0: unknown, or app-limited) */
   uint64_t cwnd_bytes;   /* a sender's: its cwnd × MSS at the window's end (0: unknown) */
+  uint8_t kernel_ss;     /* a sender's kernel at the window's end: SOBAS_KERNEL_SS, SOBAS_KERNEL_CA, or 0: unknown */
   uint32_t losses;       /* loss signals in this window (probe gaps, else out-of-order arrivals) */
   uint32_t ooo;          /* with the probe: the kernel's out-of-order arrivals too (without it they are `losses`) */
   uint8_t probe;         /* 1: rtt and losses come from the probe's forward-path view; 0: kernel signals */
@@ -126,6 +127,10 @@ struct sobas_engine_input {
   uint32_t siblings;      /* the user's other flows to the same peer (the ring's path board) ... */
   uint32_t siblings_searching; /* ... and of those, how many are still searching (sobas_engine_searching) */
 };
+
+/* A sender's own kernel: in slow start (snd_cwnd < snd_ssthresh), or out of it (HyStart, a loss). */
+#define SOBAS_KERNEL_SS 1
+#define SOBAS_KERNEL_CA 2
 
 /* What the engine wants done, and why. `set` = 1: hold the flow's window at `s` bytes. */
 struct sobas_action {
@@ -193,6 +198,7 @@ struct sobas_engine {
   int64_t lift_after_ns;            /* no lift before this */
   int64_t lift_backoff_ns;          /* the current least time between lifts */
   uint32_t siblings_known;          /* the siblings the last window counted */
+  uint8_t kernel_ca;                /* a sender's kernel was out of slow start at the last window's end */
 };
 
 /* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).

@@ -33,6 +33,8 @@ struct sobas_sample {
   uint8_t app_limited;        /* tcpi_delivery_rate_app_limited: the last delivery sample had no data to send */
   uint8_t state;              /* tcpi_state (TCP_ESTABLISHED = 1) */
   uint8_t have;               /* SOBAS_HAVE_* bits */
+  uint32_t snd_ssthresh;      /* tcpi_snd_ssthresh (segments; 0x7fffffff before the first exit from slow start);
+                                 here, in the padding after the bytes, the struct stays 112 bytes */
 };
 
 #define SOBAS_HAVE_RCV_OOOPACK 0x01u

@@ -21,6 +21,7 @@ struct Engine {
   std::vector<sobas_action> acts;
   uint64_t rate_now_bps = 0;  // what a sender's kernel says the rate is at each window's end (0: unknown)
   uint64_t cwnd_bytes = 0;    // a sender's cwnd × MSS at each window's end (0: unknown)
+  uint8_t kernel_ss = 0;      // a sender's kernel at each window's end: SOBAS_KERNEL_SS or _CA (0: unknown)
   uint32_t ooo = 0;           // beside the probe: the kernel's out-of-order arrivals in each window
   uint32_t siblings = 0;            // the path board: the user's other flows to the peer ...
   uint32_t siblings_searching = 0;  // ... and those of them still searching
@@ -55,6 +56,7 @@ struct Engine {
     in.rtt_least_us = rtt_least_us;
     in.rate_now_bps = rate_now_bps;
     in.cwnd_bytes = cwnd_bytes;
+    in.kernel_ss = kernel_ss;
     in.ooo = ooo;
     in.siblings = siblings;
     in.siblings_searching = siblings_searching;
@@ -1665,6 +1667,40 @@ TEST(Engine, APacersSlowStartPlateauNeedsAQueueInEveryWindow) {
   receiver.feed(70, 41000);
   ASSERT_TRUE(receiver.feed(72, 47000));
   EXPECT_EQ(receiver.last().to, SOBAS_ST_DECIDED);
+}
+
+// Once its kernel has left slow start (HyStart, no loss) a pacer's CUBIC grows a few percent a window:
+// one window's queue is then a burst or the host, not its slow start a round from overflowing the
+// buffer, and it takes a queue in the window before too. Measured on `gig-tcp`: out of slow start at
+// 288 ms, 105, 139, then 141 Mb/s at +37% while the emulator fell behind; decided there, the run made
+// 266 Mb/s where plain CUBIC made 609. While the kernel doubles (or left slow start only in the window
+// that queued: its own queue ended it), one window still tells.
+TEST(Engine, APacerOutOfSlowStartTakesAQueueInTwoWindows) {
+  const uint32_t base = 20000;
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  auto ramp = [&](Engine &g, uint8_t kernel_before, uint8_t kernel_now) {
+    g.kernel_ss = kernel_before;
+    g.feed(105, base + 2600);
+    g.feed(139, base + 600);
+    g.kernel_ss = kernel_now;
+    return g.feed(141, base + 7600);
+  };
+  Engine g(0, p, base);
+  EXPECT_FALSE(ramp(g, SOBAS_KERNEL_CA, SOBAS_KERNEL_CA)) << "one window's queue, the kernel in congestion avoidance";
+  EXPECT_EQ(g.e.state, SOBAS_ST_SLOW_START);
+  ASSERT_TRUE(g.feed(170, base + 7000)) << "a queue in two windows: the path is full";
+  EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().s, bytes(170 * kMbps, base));
+
+  Engine doubling(0, p, base);
+  ASSERT_TRUE(ramp(doubling, SOBAS_KERNEL_SS, SOBAS_KERNEL_SS));
+  EXPECT_EQ(doubling.last().to, SOBAS_ST_DECIDED);
+  Engine just_left(0, p, base);
+  ASSERT_TRUE(ramp(just_left, SOBAS_KERNEL_SS, SOBAS_KERNEL_CA));
+  EXPECT_EQ(just_left.last().to, SOBAS_ST_DECIDED);
+  Engine unknown(0, p, base);
+  ASSERT_TRUE(ramp(unknown, 0, 0)) << "a kernel that says nothing: as before";
 }
 
 // At 1 Gb/s a pacer's slow start can first queue with its delivery rate at half of what its cwnd has
