@@ -443,9 +443,15 @@ static int probe_says_congested(const struct sobas_engine *e, const struct sobas
   /* No echo in the window: its highest RTT is unknown, so "no queue" cannot be claimed. */
   if (in->rtt_max_us == 0) return 0;
   /* The flow's own losses in slow start are its overshoot far more often than not (a shallow buffer
-   * overflows between two echoes): there only the probe's own echo gaps count. */
+   * overflows between two echoes): there only the probe's own echo gaps count. Nor do out-of-order
+   * arrivals in the window after one that had them with a queue or in slow start: one drop spans two
+   * windows (kernel_losses' episodes), and that one was our overshoot's. Its tail comes after
+   * the loss has cut the sender and drained the queue: measured on `shallow` (29a0511), decided on a
+   * const-rate-drop whose window had 234 with echoes up to 58 ms over the 40 ms base, then 55 with the
+   * echoes at 40.1-41.4 ms, taken for the path's loss: 2 s at S_max, a return decided at 52 Mb/s of
+   * A = 77, and the run made 53.7 where its others made 72.4-72.7. */
   int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
-  return (in->losses || (in->ooo && !in_ss)) && !probe_saw_queue(e, in);
+  return (in->losses || (in->ooo && !in_ss && !e->ooo_ours)) && !probe_saw_queue(e, in);
 }
 
 /* Slow start, with the probe: a window whose every echo met a queue (its least RTT over the base, as
@@ -1247,9 +1253,11 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
 }
 
 int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
+  int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
   int r = feed_window(e, in, a);
   e->last_t_ns = in->t_ns;
   e->kernel_ca = in->kernel_ss == SOBAS_KERNEL_CA;
+  e->ooo_ours = in->probe && in->ooo && (in_ss || probe_saw_queue(e, in));
   return r;
 }
 

@@ -199,6 +199,7 @@ struct sobas_engine {
   int64_t lift_backoff_ns;          /* the current least time between lifts */
   uint32_t siblings_known;          /* the siblings the last window counted */
   uint8_t kernel_ca;                /* a sender's kernel was out of slow start at the last window's end */
+  uint8_t ooo_ours;                 /* with the probe: the last window's out-of-order arrivals came with a queue, or in slow start */
 };
 
 /* Starts a flow at t_ns. cap_bps: the probe's capacity estimate C' (0 = none: start uncapped).
