@@ -391,6 +391,11 @@ static uint64_t least_rate(const struct sobas_engine *e, uint32_t n) {
  * a second, slower one beside it (two windows, as below). */
 static uint32_t kernel_losses(const struct sobas_engine_input *in) { return in->probe ? in->ooo : in->losses; }
 
+/* The search is in slow start (states 1 and 2). */
+static int in_slow_start(const struct sobas_engine *e) {
+  return e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
+}
+
 /* Kernel signals count loss episodes, not windows: a dropped segment makes every later one arrive out
  * of order until its retransmission lands an RTT or more later, so one loss usually spans two 2·RTT
  * windows (measured: 262 then 96 out-of-order arrivals, one burst). An episode begins with a window
@@ -450,7 +455,7 @@ static int probe_says_congested(const struct sobas_engine *e, const struct sobas
    * const-rate-drop whose window had 234 with echoes up to 58 ms over the 40 ms base, then 55 with the
    * echoes at 40.1-41.4 ms, taken for the path's loss: 2 s at S_max, a return decided at 52 Mb/s of
    * A = 77, and the run made 53.7 where its others made 72.4-72.7. */
-  int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
+  int in_ss = in_slow_start(e);
   return (in->losses || (in->ooo && !in_ss && !e->ooo_ours)) && !probe_saw_queue(e, in);
 }
 
@@ -610,7 +615,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   uint32_t t0 = base_rtt(in);
   uint32_t n = e->n_rates;
   const uint64_t *r = e->rates;
-  int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
+  int in_ss = in_slow_start(e);
   int queue = rtt_above(in->rtt_us, t0, e->p.equal_tol, 1000);
   /* A loss shows at the receiver as out-of-order arrivals in the window of the drop or the one before. */
   int lost_lately = kernel_losses(in) != 0 || e->in_loss;
@@ -1253,7 +1258,7 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
 }
 
 int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
-  int in_ss = e->state == SOBAS_ST_SLOW_START || e->state == SOBAS_ST_SS_GROWING;
+  int in_ss = in_slow_start(e);
   int r = feed_window(e, in, a);
   e->last_t_ns = in->t_ns;
   e->kernel_ca = in->kernel_ss == SOBAS_KERNEL_CA;

@@ -770,9 +770,6 @@ TEST(Engine, HeldAfterTheDrainBoundEvenWithAStandingQueue) {
   EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
 }
 
-// Beside the probe, the flow's own out-of-order arrivals count too: with no queue in the window (the
-// probe's highest RTT at the base) the loss is the path's at once, in any state; with a queue, held,
-// the loss-episode rule applies. At 0.05% random loss the sparse probe loses an echo only every ~20 s.
 // One window at 20 Mb/s beside the probe: `ooo` out-of-order arrivals, the echoes' highest RTT rtt_max.
 sobas_state probe_window(Engine &g, uint32_t ooo, uint32_t rtt_max) {
   sobas_engine_input in{};
@@ -786,24 +783,26 @@ sobas_state probe_window(Engine &g, uint32_t ooo, uint32_t rtt_max) {
   return sobas_engine_feed(&g.e, &in, &a) ? a.to : g.e.state;
 }
 
+// Beside the probe, the flow's own out-of-order arrivals count too: with no queue in the window (the
+// probe's highest RTT at the base) the loss is the path's at once, in any state; with a queue, held,
+// the loss-episode rule applies. At 0.05% random loss the sparse probe loses an echo only every ~20 s.
 TEST(Engine, KernelLossesBesideTheProbe) {
-  auto window = probe_window;
   Engine ss;
   ss.feed(20);
-  EXPECT_EQ(window(ss, 3, kRtt + 200), SOBAS_ST_SLOW_START) << "in slow start, most likely our own overshoot";
-  EXPECT_EQ(window(ss, 3, 0), SOBAS_ST_SLOW_START) << "no echo in the window: the RTT is unknown";
+  EXPECT_EQ(probe_window(ss, 3, kRtt + 200), SOBAS_ST_SLOW_START) << "in slow start, most likely our own overshoot";
+  EXPECT_EQ(probe_window(ss, 3, 0), SOBAS_ST_SLOW_START) << "no echo in the window: the RTT is unknown";
   Engine searching;
   searching.feed(20);
   searching.feed(10, kRtt, 40);  // slow start ended in loss: congestion avoidance
-  EXPECT_EQ(window(searching, 3, kRtt + 200), SOBAS_ST_CONGESTED) << "no queue: someone else's loss";
+  EXPECT_EQ(probe_window(searching, 3, kRtt + 200), SOBAS_ST_CONGESTED) << "no queue: someone else's loss";
   Engine held;
   held.feed(20);
   ASSERT_TRUE(held.feed(20.5, 45000));
   ASSERT_EQ(held.e.state, SOBAS_ST_DECIDED);
-  EXPECT_EQ(window(held, 0, kRtt + 200), SOBAS_ST_DECIDED);  // our queue has drained
-  EXPECT_EQ(window(held, 140, 52000), SOBAS_ST_DECIDED) << "a queue came with it: one episode is not enough";
-  EXPECT_EQ(window(held, 0, 52000), SOBAS_ST_DECIDED);
-  EXPECT_EQ(window(held, 3, 52000), SOBAS_ST_CONGESTED);
+  EXPECT_EQ(probe_window(held, 0, kRtt + 200), SOBAS_ST_DECIDED);  // our queue has drained
+  EXPECT_EQ(probe_window(held, 140, 52000), SOBAS_ST_DECIDED) << "a queue came with it: one episode is not enough";
+  EXPECT_EQ(probe_window(held, 0, 52000), SOBAS_ST_DECIDED);
+  EXPECT_EQ(probe_window(held, 3, 52000), SOBAS_ST_CONGESTED);
 }
 
 // One drop spans two windows. Beside the probe, a loss that came with a queue (our overshoot) goes on
