@@ -1271,6 +1271,10 @@ int sobas_engine_searching(const struct sobas_engine *e) {
   return e->state >= SOBAS_ST_SLOW_START && e->state <= SOBAS_ST_CA_GROWING;
 }
 
+int sobas_engine_draining(const struct sobas_engine *e) {
+  return e->state == SOBAS_ST_DECIDED && !e->held && !e->lifting;
+}
+
 const char *sobas_state_name(enum sobas_state s) {
   static const char *const names[] = {"none", "slow-start", "ss-growing", "cong-avoid", "ca-growing", "decided",
                                       "congested"};

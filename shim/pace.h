@@ -9,9 +9,10 @@
 uint64_t sobas_pace_held(uint64_t s, uint32_t t_us, double headroom);
 
 /* The pace for the next window of a sender held at `held` bytes per second whose RTT is rtt_us over a
- * base of t_us: `held`, or lower by the queue's share of two RTTs while the RTT shows a queue (never
- * while lifting: that queue is the lift's question). */
-uint64_t sobas_pace_now(uint64_t held, uint32_t rtt_us, uint32_t t_us, int lifting);
+ * base of t_us: `held`, or, while the RTT shows a queue, the lower of `held` and `got` (bytes per second
+ * the path delivered; 0: not asked) less the queue's share of two RTTs (never while lifting: that
+ * queue is the lift's question). */
+uint64_t sobas_pace_now(uint64_t held, uint64_t got, uint32_t rtt_us, uint32_t t_us, int lifting);
 
 /* The least RTT excess over a base of t_us that sobas_pace_now reads as a queue. */
 uint32_t sobas_pace_margin_us(uint32_t t_us);

@@ -321,10 +321,12 @@ static void probe_end(struct sobas_flow *f, const struct sobas_probe_view *pv, c
   if (logging()) log_probe_status(f, pv, SOBAS_PROBE_OFF, why);
 }
 
-/* Paces a sender held for S = s at `held` bytes per second, lower while its RTT shows a queue. */
-static int pace_hold(int fd, struct sobas_flow *f, uint64_t s, uint64_t held) {
+/* Paces a sender held for S = s at `held` bytes per second, lower while its RTT shows a queue; in a
+ * drain, from the rate `got_bps` the path gave its last window when that is lower. */
+static int pace_hold(int fd, struct sobas_flow *f, uint64_t s, uint64_t held, uint64_t got_bps) {
   uint32_t t = f->base_rtt_us ? f->base_rtt_us : f->last.rtt_us;
-  return sobas_enforce_pace(fd, s, held, sobas_pace_now(held, f->last.rtt_us, t, f->eng.lifting), &f->hold);
+  uint64_t got = sobas_engine_draining(&f->eng) ? got_bps / 8 : 0;
+  return sobas_enforce_pace(fd, s, held, sobas_pace_now(held, got, f->last.rtt_us, t, f->eng.lifting), &f->hold);
 }
 
 static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
@@ -333,7 +335,8 @@ static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   if (a->set && (f->flags & SOBAS_FLOW_SENDS))
     err = a->s >= f->eng.p.s_max
               ? sobas_enforce_unpace(fd, &f->hold)
-              : pace_hold(fd, f, a->s, sobas_pace_held(a->s, f->base_rtt_us ? f->base_rtt_us : a->rtt_us, f->eng.p.headroom));
+              : pace_hold(fd, f, a->s, sobas_pace_held(a->s, f->base_rtt_us ? f->base_rtt_us : a->rtt_us, f->eng.p.headroom),
+                          0);
   else if (a->set)
     err = a->s >= f->eng.p.s_max ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a->s, &f->hold);
   f->last_why = (uint8_t)a->why;
@@ -510,7 +513,7 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
     /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked); a
      * paced sender drains whatever queue the window ended with. */
     if (f->hold.pace_Bps)
-      pace_hold(fd, f, f->hold.s, f->hold.held_Bps);
+      pace_hold(fd, f, f->hold.s, f->hold.held_Bps, w->tx_rate_bps);
     else if (f->hold.s)
       sobas_enforce_verify(fd, &f->hold);
     return;

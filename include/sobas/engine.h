@@ -221,6 +221,10 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
  * its siblings on the path (the ring's path board) take it for no competitor's. */
 int sobas_engine_searching(const struct sobas_engine *e);
 
+/* Decided, and the queue its decision (or a lift's end) left is not yet drained: what a paced sender's
+ * queue means is still the question, and its pace is cut from the rate the path gave (pace.h). */
+int sobas_engine_draining(const struct sobas_engine *e);
+
 const char *sobas_state_name(enum sobas_state s);
 const char *sobas_reason_name(enum sobas_reason r);
 

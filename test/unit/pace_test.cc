@@ -25,15 +25,15 @@ TEST(Pace, MarginIsTwoAndAHalfPercentAndAtLeastHalfAMillisecond) {
 TEST(Pace, HeldWhileTheRttShowsNoQueue) {
   const uint64_t held = 70000000;  // 560 Mb/s
   // Held alone at 1 Gb/s the RTT reads 0.3-0.5 ms over a 20 ms base: the link's serialisation.
-  EXPECT_EQ(sobas_pace_now(held, 20400, 20000, 0), held);
-  EXPECT_EQ(sobas_pace_now(held, 20500, 20000, 0), held);
-  EXPECT_EQ(sobas_pace_now(held, 40999, 40000, 0), held);
+  EXPECT_EQ(sobas_pace_now(held, 0, 20400, 20000, 0), held);
+  EXPECT_EQ(sobas_pace_now(held, 0, 20500, 20000, 0), held);
+  EXPECT_EQ(sobas_pace_now(held, 0, 40999, 40000, 0), held);
 }
 
 TEST(Pace, AQueueIsDrainedWithinTheNextWindow) {
   const uint64_t held = 70000000;
   const uint32_t t = 20000, rtt = 21200;  // 1.2 ms of queue at a 20 ms base (gig-udp, before the 0.5 ms margin)
-  const uint64_t now = sobas_pace_now(held, rtt, t, 0);
+  const uint64_t now = sobas_pace_now(held, 0, rtt, t, 0);
   ASSERT_LT(now, held);
   // Over the next window (two RTTs) the pace sends as many bytes fewer as the queue holds at the held
   // rate: the queue is gone by the window's end.
@@ -43,7 +43,24 @@ TEST(Pace, AQueueIsDrainedWithinTheNextWindow) {
 }
 
 TEST(Pace, ALiftsQueueIsLeftForTheLiftToRead) {
-  EXPECT_EQ(sobas_pace_now(70000000, 25000, 20000, 1), 70000000u);
+  EXPECT_EQ(sobas_pace_now(70000000, 0, 25000, 20000, 1), 70000000u);
+  EXPECT_EQ(sobas_pace_now(70000000, 60000000, 25000, 20000, 1), 70000000u);
+}
+
+TEST(Pace, ADrainHeldOverThePathIsCutFromWhatThePathGave) {
+  // gig-udp at 29a0511: held at 661.6 Mb/s where A = 551, the window delivering 570.9 with 16.9 ms of
+  // queue on a 20 ms base. Cut from the held rate the pace stays near A, and the queue stands.
+  const uint64_t held = 661600000 / 8, got = 570900000 / 8, a = 551000000 / 8;
+  const uint32_t t = 20000, rtt = 36900;
+  EXPECT_GT(sobas_pace_now(held, 0, rtt, t, 0), a * 9 / 10);
+  const uint64_t now = sobas_pace_now(held, got, rtt, t, 0);
+  // From what the path gave, the pace sits under A by enough to empty most of the queue within the
+  // next window (two RTTs).
+  const double drained = static_cast<double>(a - now) * 2.0 * rtt / 1e6;
+  const double queued = static_cast<double>(a) * (rtt - t) / 1e6;
+  EXPECT_GT(drained, 0.8 * queued);
+  // A rate got over the held one changes nothing: the cut is never from more than is held.
+  EXPECT_EQ(sobas_pace_now(held, held * 2, rtt, t, 0), sobas_pace_now(held, 0, rtt, t, 0));
 }
 
 }  // namespace
