@@ -322,7 +322,8 @@ static void probe_end(struct sobas_flow *f, const struct sobas_probe_view *pv, c
 }
 
 /* Paces a sender held for S = s at `held` bytes per second, lower while its RTT shows a queue; in a
- * drain, from the rate `got_bps` the path gave its last window when that is lower. */
+ * drain, from the rate `got_bps` the path gave its last window when that is lower (only there: held, a
+ * host stall's dip in that rate would deepen every cut it makes). */
 static int pace_hold(int fd, struct sobas_flow *f, uint64_t s, uint64_t held, uint64_t got_bps) {
   uint32_t t = f->base_rtt_us ? f->base_rtt_us : f->last.rtt_us;
   uint64_t got = sobas_engine_draining(&f->eng) ? got_bps / 8 : 0;
