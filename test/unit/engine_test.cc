@@ -1835,6 +1835,7 @@ TEST(Engine, APacerWhoseDrainEmptiedOnceIsHeld) {
     g.feed(26, kRtt);
     ASSERT_TRUE(g.feed(26, kRtt + 10000));
     ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
+    EXPECT_TRUE(sobas_engine_draining(&g.e));  // the pace is cut from the rate got until held (pace.h)
     bool acted = false;
     for (uint32_t x : {6000u, emptied ? 3000u : 6000u, 6000u, 6000u, 6000u, 6000u}) {
       acted = g.feed(26, kRtt + x) || acted;
@@ -1844,9 +1845,11 @@ TEST(Engine, APacerWhoseDrainEmptiedOnceIsHeld) {
       EXPECT_FALSE(acted) << sobas_reason_name(g.last().why);
       EXPECT_TRUE(g.e.held);
       EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+      EXPECT_FALSE(sobas_engine_draining(&g.e));
     } else {
       EXPECT_TRUE(acted);
       EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+      EXPECT_FALSE(sobas_engine_draining(&g.e));
     }
   }
 }
