@@ -54,6 +54,7 @@ TEST(Pace, ADrainHeldOverThePathIsCutFromWhatThePathGave) {
   const uint32_t t = 20000, rtt = 36900;
   EXPECT_GT(sobas_pace_now(held, 0, rtt, t, 0), a * 9 / 10);
   const uint64_t now = sobas_pace_now(held, got, rtt, t, 0);
+  ASSERT_LT(now, a);  // unsigned: the drain below is only meaningful under A
   // From what the path gave, the pace sits under A by enough to empty most of the queue within the
   // next window (two RTTs).
   const double drained = static_cast<double>(a - now) * 2.0 * rtt / 1e6;
