@@ -1175,6 +1175,10 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
     e->r_alone = e->r_held = got;
     e->trimmed = e->pace_trimmed = 0;
     e->lift_backoff_ns = e->p.lift_backoff_ns;
+    /* Room short of the lift (the lifted S over what the path gives): the next lift is from the S of
+     * the rate got, or a lift's end, never below the S before it, would hold the excess as a queue. */
+    uint64_t s_got = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(got, base)));
+    if (s_got < e->s) e->s = s_got;
     return lift_start(e, in, a, got, 0);
   }
   if (!queued && untaken(e, in, ref, got)) return 0;
