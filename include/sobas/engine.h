@@ -88,6 +88,7 @@ struct sobas_engine_params {
   int64_t resume_backoff_max_ns;
   double lift_gain;         /* held alone with no queue: S is raised by this share to test for more (0: never) ... */
   double lift_grow;         /* ... and the rate grew when both measured windows are this much above the rate before */
+  double lift_gain_max;     /* ... and a lift the path gave in full is followed by one of twice the gain, up to this */
   int64_t sibling_trim_wait_ns; /* trim_first, among siblings: after a trim, a queue that stands again is a competitor's
                                only this long after it (each sibling trims on its own windows) */
   uint8_t trim_first;        /* held, a standing queue with the rate sunk first trims S to that rate (a pacer: no ACK clock follows a slower path); only a queue that stands again is a competitor's */
@@ -190,6 +191,7 @@ struct sobas_engine {
   int64_t backoff_ns;               /* the current least time aside */
   uint8_t lifting;                  /* windows since S was lifted (0: not lifting) */
   uint8_t lifted;                   /* S was lifted since the decision */
+  uint8_t lift_streak;              /* lifts in a row the path gave in full: the lift under way's gain doubled this often */
   uint8_t rebased;                  /* the rate held was taken down to what the path gives since the decision */
   int64_t lift_at_ns;               /* when the lift under way began */
   uint64_t s_before_lift;           /* S before the lift under way */

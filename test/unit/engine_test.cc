@@ -1953,6 +1953,43 @@ TEST(Engine, RoomShortOfTheLiftIsHeldAtTheRateGot) {
   EXPECT_GE(g.e.s, bytes(76 * kMbps, kRtt) * 99 / 100);
 }
 
+// Decided far under A (a gig-udp sender out of slow start by HyStart at 329 packets decided at 180 Mb/s
+// of A = 551, and 10% lifts had it at 244 Mb/s 2.2 s in): a lift that the path gave in full is followed
+// by one twice as large, up to lift_gain_max, so the lifts reach A in about half as many; past A the
+// last overshoots by at most lift_gain_max, and the lift after the chain is back to lift_gain.
+TEST(Engine, LiftsThatKeepFindingRoomGrow) {
+  const double a_mbps = 55.1;
+  const uint64_t at_a = bytes((uint64_t)(a_mbps * kMbps), kRtt);
+  for (bool pacer : {false, true}) {
+    sobas_engine_params p = with_lift();
+    if (pacer) sobas_engine_pacer_params(&p);
+    Engine g(0, p);
+    // A paced window queues the pace's excess over its 2·RTT; a receiver's window queues S's excess.
+    auto window = [&] {
+      if (!pacer) return g.on_path(a_mbps);
+      double a_bytes_per_us = a_mbps * kMbps / 8e6, excess = ((double)g.e.s / kRtt - a_bytes_per_us) * 2 * kRtt;
+      return g.feed(std::min(a_mbps, (double)g.e.s * 8 / kRtt), kRtt + (excess > 0 ? (uint32_t)(excess / a_bytes_per_us) : 0));
+    };
+    g.decide(18);
+    if (pacer) g.feed(18);  // its decision's queue drained
+    uint64_t most = 0;
+    while (g.count(SOBAS_WHY_LIFT_END) == 0 && g.t < 30'000'000'000) {
+      window();
+      most = std::max(most, g.e.s);
+    }
+    const int lifts = g.count(SOBAS_WHY_LIFT);
+    EXPECT_LE(lifts, 8) << pacer << ": 18 -> 55.1 Mb/s is 12 lifts of 10%, 7 of up to 20% and the one that ends";
+    EXPECT_LE(most, (uint64_t)(at_a * (1 + g.p.lift_gain_max)) * 101 / 100) << pacer;
+    EXPECT_GE(g.e.s, at_a * 99 / 100) << pacer;
+    EXPECT_LE(g.e.s, at_a * 103 / 100) << pacer;
+    const uint64_t held = g.e.s;
+    while (g.count(SOBAS_WHY_LIFT) == lifts && g.t < 60'000'000'000) window();
+    ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT) << pacer;
+    EXPECT_LE(g.e.s, (uint64_t)(held * (1 + g.p.lift_gain)) + 1) << pacer << ": a chain's end resets the gain";
+    EXPECT_EQ(g.count(SOBAS_WHY_COMPETING) + g.count(SOBAS_WHY_CONGESTED), 0) << pacer;
+  }
+}
+
 // At the path's rate a lift finds nothing: S comes back to R·T and the next lift waits twice as long.
 // Over a minute the flow spends few windows lifted.
 TEST(Engine, AtThePathsRateLiftsFindNothingAndBackOff) {
