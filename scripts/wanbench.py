@@ -79,7 +79,7 @@ class Cross:
     streams: int = 1
     cc: str = "cubic"  # tcp: the competitor's congestion control
     start: float = 0.0  # tcp: seconds into the transfer it arrives (0: already there when it starts)
-    duration: float = 0.0  # with start: how long it stays
+    duration: float = 0.0  # tcp, with start: how long it stays; udp: seconds it sends for (0: throughout)
 
 
 @dataclass
@@ -161,6 +161,10 @@ def scenarios(quick):
                  Cross("udp", rate="20M")),
         Scenario("long", "long path: 50 Mb/s, 150 ms, A ≈ 40 Mb/s", "50M", 50e6, 150, 1.0, "http", 10,
                  Cross("udp", rate="10M"), paper="GaTech→Lulea: SOBAS 33, max buffer 20 Mb/s (A = 40)"),
+        # Unresponsive traffic that stops: a flow held at its share with no queue sees no sign of the room
+        # it leaves; only a lift finds it, and lifts that found nothing back off (up to 32 s).
+        Scenario("udp-leave", "50 Mb/s of UDP stops 10 s in: 100 Mb/s, 40 ms, 1 BDP", "100M", 1e8, 40, 1.0,
+                 "http", 40, Cross("udp", rate="50M", duration=10)),
         Scenario("congested", "congested path: 100 Mb/s, 40 ms, 0.01% loss + a competing CUBIC flow", "100M",
                  1e8, 40, 1.0, "http", 8, Cross("tcp"), loss=0.0001, fair_share=True,
                  paper="congested: S = max must win (3.1 vs 2.4 Mb/s)"),
@@ -271,6 +275,9 @@ class Run:
     back_s: float | None = None
     rtt_last10_p50_ms: float | None = None
     beside_mbps: float | None = None
+    # UDP cross traffic that stops: seconds from its end to the flow's rate (0.5 s means) at 90% of the
+    # path's rate without it (None: never in the run).
+    up_s: float | None = None
     # The two bars a summary cannot tell: the watched host's packets the link dropped after the first
     # decision (drops, not retransmits: the emulator counts them exactly), and the time from the engine
     # leaving slow start to that decision. Single-flow scenarios only.
@@ -298,6 +305,18 @@ class Run:
 # every repeat. On `competing` at 831143a the flow's rate over its first 10 s (the emulator's series, 1 s
 # steps) agreed within 2 Mb/s across 4 runs of sobas with sobasd and 3 without: the repeats sampled one
 # start, not the path's spread over the competitor's sawtooth (its overflows every ~5 s).
+def up_s(t, mbps, leave, target):
+    """Seconds from LEAVE (the series' clock) to the first 0.5 s of the rate series (T, MBPS: 100 ms samples)
+    whose mean reaches TARGET Mb/s; None when none does."""
+    for i, ti in enumerate(t):
+        if ti < leave:
+            continue
+        span = [m for tj, m in zip(t[i:], mbps[i:]) if tj < ti + 0.5]
+        if len(span) >= 4 and statistics.mean(span) >= target:
+            return round(ti - leave, 2)
+    return None
+
+
 def settle_s(sc, rep):
     c = sc.cross
     if not c or c.start:
@@ -359,6 +378,9 @@ class Bench:
             wait_port(XR, FLOOD_PORT, "u")
             argv = [self.exe("wanflood"), "--to", f"{XR_IP}:{FLOOD_PORT}", "--rate", c.rate, "--seed", str(3 + rep)]
             argv += ["--mix", "internet", "--poisson"] if c.mix else ["--size", "1500"]
+            if c.duration:
+                argv += ["--duration", f"{c.duration:g}s"]
+            self.t_cross = time.monotonic()
             log = open(os.path.join(self.tmp, f"{tag}.flood"), "w")
             gen = self.procs.start(XS, argv, stderr=log)
             return [sink, gen]
@@ -577,6 +599,10 @@ class Bench:
         if spec["preload"] and sc.flows == 1:
             run.drops_after_decision, run.decided_after_ss_ms = settling(read_series(series), moves, t0, t1)
         c = sc.cross
+        if c and c.kind == "udp" and c.duration:
+            leave = self.t_cross + c.duration
+            run.series["competitor"] = [round(self.t_cross - t0, 2), round(leave - t0, 2)]
+            run.up_s = up_s(run.series["t"], run.series["mbps"], leave - t0, 0.9 * cal["C_goodput_bps"] / 1e6)
         if c and c.start:
             arrive = self.t_transfer + c.start  # the competitor's clock started with the transfer's (±0.2 s)
             leave = arrive + c.duration
@@ -834,6 +860,7 @@ def contender_row(con, rs, a_bps):
                                                             if r.decision_ms is not None]) else None,
         aside_s=[r.aside_s for r in ok], back_s=[r.back_s for r in ok],
         rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok], beside_mbps=[r.beside_mbps for r in ok],
+        up_s=[r.up_s for r in ok],
         drops_after_decision=[r.drops_after_decision for r in ok],
         decided_after_ss_ms=[r.decided_after_ss_ms for r in ok],
         sender=[sender_cell(r) for r in ok],
@@ -951,6 +978,11 @@ def markdown(results):
                            f"{', '.join(fmt(x) for x in c.get('back_s', []))} | "
                            f"{', '.join(fmt(x) for x in c.get('rtt_last10_p50_ms', []))} | "
                            f"{', '.join(fmt(x) for x in c.get('beside_mbps', []))} |")
+        if cross.get("kind") == "udp" and cross.get("duration"):
+            out += ["", f"The UDP cross traffic stops {cross['duration']:g} s after it starts (just before the "
+                    "transfer). Per valid run: seconds from then to the flow's rate, in 0.5 s means, at 90% of "
+                    "the path's rate without it.", "", "| contender | up after (s) |", "|---|---|"]
+            out += [f"| {c['contender']} | {', '.join(fmt(x) for x in c.get('up_s', []))} |" for c in s["contenders"]]
         traced = [c for c in s["contenders"] if any(c.get("sender") or [])]
         if traced:
             out += ["", "The sender, per valid run (kernel tracepoints): how its slow start ended and its loss "
@@ -984,7 +1016,8 @@ def describe_cross(c):
     if not c:
         return "none,"
     if c["kind"] == "udp":
-        return f"UDP {c['rate']}b/s ({'Internet size mix, Poisson' if c['mix'] else '1500 B, constant'}),"
+        until = f" for the first {c['duration']:g} s" if c.get("duration") else ""
+        return f"UDP {c['rate']}b/s ({'Internet size mix, Poisson' if c['mix'] else '1500 B, constant'}){until},"
     if c["kind"] == "tcp-buffer":
         return f"{c['streams']} TCP stream(s) limited to -w {c['window']},"
     return f"{c['streams']} congestion-limited {c.get('cc', 'cubic').upper()} stream(s),"

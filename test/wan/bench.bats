@@ -276,6 +276,30 @@ PY
   [ "$status" -eq 0 ] && [ "${lines[-1]}" = ok ]
 }
 
+@test "wanbench.up_s: seconds from the cross traffic's end to the first 0.5 s whose mean rate reaches the target" {
+  run "$PY" - "$REPO/scripts" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import wanbench
+
+t = [round(0.1 * i, 1) for i in range(1, 101)]  # 10 s of 100 ms samples
+flat = [47.0] * 100
+assert wanbench.up_s(t, flat, 3.0, 86.0) is None  # held at its share: never up
+ramp = [47.0 if x < 5.0 else 95.0 for x in t]
+assert wanbench.up_s(t, ramp, 3.0, 86.0) == 2.0, wanbench.up_s(t, ramp, 3.0, 86.0)
+spike = [95.0 if x == 3.5 else m for x, m in zip(t, ramp)]  # one 100 ms sample is no 0.5 s mean
+assert wanbench.up_s(t, spike, 3.0, 86.0) == 2.0
+early = [95.0] * 100  # up before the end counts from the end
+assert wanbench.up_s(t, early, 3.0, 86.0) == 0.0
+assert wanbench.up_s(t, ramp, 9.8, 86.0) is None  # fewer than 4 samples left
+by = {s.name: s for s in wanbench.scenarios(False)}
+assert by["udp-leave"].cross.kind == "udp" and by["udp-leave"].cross.duration == 10
+print("ok")
+PY
+  echo "$output"
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" = ok ]
+}
+
 @test "sendertrace.summary: the transfer's sender, how its slow start ended, its loss episodes back to back, their timeouts" {
   run "$PY" - "$REPO/scripts" <<'PY'
 import sys
