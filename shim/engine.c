@@ -90,7 +90,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .lift_grow = 0.05,       /* held alone the rate keeps ±2% a window (±5% beside Poisson cross traffic):
                                   both windows 5% up is the path, not noise */
       .lift_gain_max = 0.20,   /* a chain's last lift overshoots A by up to this: a receiver's queues 0.2·T, under the
-                                  0.25-BDP buffer of `shallow`; 18 -> 55 Mb/s takes 7 lifts instead of 12 */
+                                  0.25-BDP buffer of `shallow`; 18 -> 55.1 Mb/s at 40 ms takes 8 lifts, not 13 */
       .lift_wait_ns = 1000000000, /* CUBIC near its last peak grows a packet or two per round trip: in 25
                                      round trips at 40 ms, 10-20% of a 250-packet window */
       .lift_backoff_ns = 1000000000,        /* measured: a 1 Gb/s flow decided at 76% of A in slow start
@@ -1190,8 +1190,9 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
     e->lift_backoff_ns = e->p.lift_backoff_ns;
     /* Taken in full (within lift_grow), the path may have much more: the next lift is larger. */
     int in_full = (double)least >= (1.0 + lift_gain_now(e) - e->p.lift_grow) * (double)e->r_before_lift;
-    /* Room short of the lift (the lifted S over what the path gives): the next lift is from the S of
-     * the rate got, or a lift's end, never below the S before it, would hold the excess as a queue. */
+    /* Room short of the lift (the lifted S over what the path gives): the next lift starts from the S
+     * of the rate got. From the lifted S, its end (never below the S before it) would hold the excess
+     * as a queue. */
     uint64_t s_got = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(got, base)));
     if (s_got < e->s) e->s = s_got;
     return lift_start(e, in, a, got, 0, in_full);
