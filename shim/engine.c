@@ -240,10 +240,14 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
   return 1;
 }
 
+/* The paper's S for rate R over T, with the headroom: (1 + headroom)·R·T, within the flow's bounds. */
+static uint64_t s_of(const struct sobas_engine *e, uint64_t rate_bps, uint32_t t_us) {
+  return clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(rate_bps, t_us)));
+}
+
 static int decide(struct sobas_engine *e, struct sobas_action *a, uint64_t rate, uint32_t t_us,
                   enum sobas_reason why, int64_t t_ns) {
-  uint64_t s = (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(rate, t_us));
-  return act(e, a, SOBAS_ST_DECIDED, why, 1, clamp_s(e, s), rate, t_us, t_ns);
+  return act(e, a, SOBAS_ST_DECIDED, why, 1, s_of(e, rate, t_us), rate, t_us, t_ns);
 }
 
 /* The flow fills its window S: in flight (R·T now) at least limited_frac of it, so S, not the sender's
@@ -824,7 +828,7 @@ static int update_held(struct sobas_engine *e, const struct sobas_engine_input *
  * is measured at the new S. */
 static int trim(struct sobas_engine *e, struct sobas_action *a, const struct sobas_engine_input *in, uint64_t r) {
   uint32_t base = base_rtt(in);
-  uint64_t s = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(r, base)));
+  uint64_t s = s_of(e, r, base);
   if (s >= e->s) return 0;
   e->trim_ns = in->t_ns;
   e->r_held = r;
@@ -1091,9 +1095,10 @@ static int first_lift_due(const struct sobas_engine *e, const struct sobas_engin
  * decided far under A (a gig-udp sender out of slow start by HyStart at 329 packets decided at 180 Mb/s of
  * A = 551) took 10% lifts of 3-4 windows each and was at 244 Mb/s 2.2 s later. */
 static double lift_gain_now(const struct sobas_engine *e) {
+  double most = e->p.lift_gain_max > e->p.lift_gain ? e->p.lift_gain_max : e->p.lift_gain;
   double gain = e->p.lift_gain;
-  for (uint8_t i = 0; i < e->lift_streak && gain < e->p.lift_gain_max; i++) gain *= 2;
-  return gain > e->p.lift_gain_max && e->p.lift_gain_max > e->p.lift_gain ? e->p.lift_gain_max : gain;
+  for (uint8_t i = 0; i < e->lift_streak && gain < most; i++) gain *= 2;
+  return gain < most ? gain : most;
 }
 
 /* in_full: the lift follows one whose rate rose by all of its gain (the path had at least that much room). */
@@ -1193,12 +1198,12 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
     /* Room short of the lift (the lifted S over what the path gives): the next lift starts from the S
      * of the rate got. From the lifted S, its end (never below the S before it) would hold the excess
      * as a queue. */
-    uint64_t s_got = clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(got, base)));
+    uint64_t s_got = s_of(e, got, base);
     if (s_got < e->s) e->s = s_got;
     return lift_start(e, in, a, got, 0, in_full);
   }
   if (!queued && untaken(e, in, ref, got)) return 0;
-  uint64_t s = fit_to_loop(e, got, base, clamp_s(e, (uint64_t)((1.0 + e->p.headroom) * (double)window_bytes(got, base))));
+  uint64_t s = fit_to_loop(e, got, base, s_of(e, got, base));
   if (s < e->s_before_lift) {
     s = e->s_before_lift;
   } else {
