@@ -299,12 +299,6 @@ class Run:
         self.reasons.append(why)
 
 
-# Cross traffic settles before the flow starts; a competitor due later arrives on its own clock. A TCP
-# competitor already there settles 1 s and then a while drawn per repeat, the same for every contender of
-# a repeat (paired, as the seeds are): with no random loss, a fixed 1 s met the competitor at one phase in
-# every repeat. On `competing` at 831143a the flow's rate over its first 10 s (the emulator's series, 1 s
-# steps) agreed within 2 Mb/s across 4 runs of sobas with sobasd and 3 without: the repeats sampled one
-# start, not the path's spread over the competitor's sawtooth (its overflows every ~5 s).
 def up_s(t, mbps, leave, target):
     """Seconds from LEAVE (the series' clock) to the first 0.5 s of the rate series (T, MBPS: 100 ms samples)
     whose mean reaches TARGET Mb/s; None when none does."""
@@ -317,6 +311,12 @@ def up_s(t, mbps, leave, target):
     return None
 
 
+# Cross traffic settles before the flow starts; a competitor due later arrives on its own clock. A TCP
+# competitor already there settles 1 s and then a while drawn per repeat, the same for every contender of
+# a repeat (paired, as the seeds are): with no random loss, a fixed 1 s met the competitor at one phase in
+# every repeat. On `competing` at 831143a the flow's rate over its first 10 s (the emulator's series, 1 s
+# steps) agreed within 2 Mb/s across 4 runs of sobas with sobasd and 3 without: the repeats sampled one
+# start, not the path's spread over the competitor's sawtooth (its overflows every ~5 s).
 def settle_s(sc, rep):
     c = sc.cross
     if not c or c.start:
@@ -979,8 +979,8 @@ def markdown(results):
                            f"{', '.join(fmt(x) for x in c.get('rtt_last10_p50_ms', []))} | "
                            f"{', '.join(fmt(x) for x in c.get('beside_mbps', []))} |")
         if cross.get("kind") == "udp" and cross.get("duration"):
-            out += ["", f"The UDP cross traffic stops {cross['duration']:g} s after it starts (just before the "
-                    "transfer). Per valid run: seconds from then to the flow's rate, in 0.5 s means, at 90% of "
+            out += ["", f"The UDP cross traffic stops {cross['duration']:g} s after it starts (about 1 s before the "
+                    "transfer starts). Per valid run: seconds from then to the flow's rate, in 0.5 s means, at 90% of "
                     "the path's rate without it.", "", "| contender | up after (s) |", "|---|---|"]
             out += [f"| {c['contender']} | {', '.join(fmt(x) for x in c.get('up_s', []))} |" for c in s["contenders"]]
         traced = [c for c in s["contenders"] if any(c.get("sender") or [])]
