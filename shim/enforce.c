@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -158,6 +159,37 @@ int sobas_enforce_wake(int fd, uint32_t bytes, struct sobas_hold *h) {
   int r = set_int(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, (int)bytes);
   if (r == 0) h->lowat = bytes;
   return r;
+}
+
+static int set_cc(int fd, const char *name) {
+  return libc_setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, (socklen_t)strlen(name)) == 0 ? 0 : -errno;
+}
+
+/* Whether this process may switch a socket to reno and back to cubic. The kernel lets a process set an
+ * algorithm in net.ipv4.tcp_allowed_congestion_control, or any with CAP_NET_ADMIN over the socket's
+ * network namespace; a socket of its own asks it exactly (once a process, closed at once: its number
+ * is the host's for two syscalls; a sandbox that refuses the socket refuses the switch). 0 unknown, 1
+ * yes, -1 no; threads that race here try twice and agree. */
+static int cc_switch;
+
+static int cc_switch_allowed(void) {
+  int known = __atomic_load_n(&cc_switch, __ATOMIC_RELAXED);
+  if (known) return known > 0;
+  int fd = libc_socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int ok = fd >= 0 && set_cc(fd, "reno") == 0 && set_cc(fd, "cubic") == 0;
+  if (fd >= 0) libc_close(fd);
+  __atomic_store_n(&cc_switch, ok ? 1 : -1, __ATOMIC_RELAXED);
+  return ok;
+}
+
+int sobas_enforce_regrow(int fd) {
+  char name[16] = {0}; /* TCP_CA_NAME_MAX */
+  socklen_t len = sizeof name - 1;
+  if (libc_getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) return -errno;
+  if (strcmp(name, "cubic") != 0) return 1;
+  if (!cc_switch_allowed()) return -EPERM;
+  int r = set_cc(fd, "reno");
+  return r ? r : set_cc(fd, "cubic");
 }
 
 const char *sobas_enforce_lever(const struct sobas_hold *h) {

@@ -32,3 +32,9 @@ uint64_t sobas_pace_now(uint64_t held, uint64_t got, uint32_t rtt_us, uint32_t t
   uint64_t from = got && got < held ? got : held;
   return (uint64_t)((double)from * (rtt_us + t_us) / (2.0 * rtt_us));
 }
+
+/* A paced flow that is not cwnd-limited does not grow its cwnd, so a lift can take the pace past what
+ * the cwnd carries; the flow then waits on the congestion control (track.c, regrow). */
+int sobas_pace_cwnd_short(uint64_t cwnd_bytes, uint64_t held, uint32_t t_us) {
+  return (double)cwnd_bytes < (double)held * t_us / 1e6;
+}

@@ -14,6 +14,10 @@ uint64_t sobas_pace_held(uint64_t s, uint32_t t_us, double headroom);
  * queue is the lift's question). */
 uint64_t sobas_pace_now(uint64_t held, uint64_t got, uint32_t rtt_us, uint32_t t_us, int lifting);
 
+/* Whether a cwnd of cwnd_bytes is short of what a pace of held bytes per second keeps in flight over a
+ * base RTT of t_us: paced that fast, the flow would wait on its congestion window. */
+int sobas_pace_cwnd_short(uint64_t cwnd_bytes, uint64_t held, uint32_t t_us);
+
 /* The least RTT excess over a base of t_us that sobas_pace_now reads as a queue. */
 uint32_t sobas_pace_margin_us(uint32_t t_us);
 

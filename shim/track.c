@@ -330,6 +330,31 @@ static int pace_hold(int fd, struct sobas_flow *f, uint64_t s, uint64_t held, ui
   return sobas_enforce_pace(fd, s, held, sobas_pace_now(held, got, f->last.rtt_us, t, f->eng.lifting), &f->hold);
 }
 
+/* Whether a sender's kernel is in slow start: tcp_in_slow_start() is snd_cwnd < snd_ssthresh, and the
+ * ssthresh is "infinite" until HyStart or a loss first sets it (docs/kernel-facts.md). */
+static uint8_t kernel_slow_start(const struct sobas_sample *s) {
+  if (s->snd_cwnd == 0 || s->snd_ssthresh == 0) return 0;
+  return s->snd_cwnd < s->snd_ssthresh ? SOBAS_KERNEL_SS : SOBAS_KERNEL_CA;
+}
+
+/* A paced flow is not cwnd-limited, so its cwnd stays where it was when the pace first held it, and a
+ * lift can take the pace past what that cwnd carries. CUBIC in congestion avoidance then grows the cwnd
+ * from the state it kept, which after a loss can be a segment an RTT: on udp-leave (sobas both, at
+ * ddc950e), after a step aside with losses, a lift from 49 Mb/s waited 2.7 s on cwnd 272 -> 338. Started
+ * again (enforce.h), CUBIC gave a lift's need in the window after it (docs/kernel-facts.md). Slow start
+ * doubles the cwnd anyway. A refusal is logged once a process. */
+static void regrow(int fd, struct sobas_flow *f) {
+  static int refused;
+  uint32_t t = f->base_rtt_us ? f->base_rtt_us : f->last.rtt_us;
+  uint64_t cwnd = (uint64_t)f->last.snd_cwnd * f->last.snd_mss;
+  if (kernel_slow_start(&f->last) != SOBAS_KERNEL_CA || !sobas_pace_cwnd_short(cwnd, f->hold.held_Bps, t)) return;
+  int r = sobas_enforce_regrow(fd);
+  if (r == 1 || !logging() || (r < 0 && __atomic_exchange_n(&refused, 1, __ATOMIC_RELAXED))) return;
+  log_flow_line(f, "regrow", "cwnd=%u need=%llu%s%s", f->last.snd_cwnd,
+                (unsigned long long)(f->hold.held_Bps * t / 1000000 / (f->last.snd_mss ? f->last.snd_mss : 1)),
+                r ? " error=" : "", r ? strerror(-r) : "");
+}
+
 static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   int err = 0;
   /* S = S_max (congested, or the start cap lifted): the window opens as far as the kernel allows. */
@@ -343,6 +368,7 @@ static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   f->last_why = (uint8_t)a->why;
   if (logging()) log_decision(f, a, err);
   ring_emit(f, SOBAS_EV_DECISION);
+  if (!err && a->why == SOBAS_WHY_LIFT && f->hold.pace_Bps) regrow(fd, f);
 }
 
 /* The probe serves SOBAS, and bdp when the user gave no size (C' is its bandwidth). */
@@ -462,13 +488,6 @@ static struct sobas_engine_input receiver_input(struct sobas_flow *f, const stru
                                      .ooo = probing ? w->ooopack : 0,
                                      .probe = (uint8_t)probing,
                                      .rcv_wnd = f->last.rcv_wnd};
-}
-
-/* Whether a sender's kernel is in slow start: tcp_in_slow_start() is snd_cwnd < snd_ssthresh, and the
- * ssthresh is "infinite" until HyStart or a loss first sets it (docs/kernel-facts.md). */
-static uint8_t kernel_slow_start(const struct sobas_sample *s) {
-  if (s->snd_cwnd == 0 || s->snd_ssthresh == 0) return 0;
-  return s->snd_cwnd < s->snd_ssthresh ? SOBAS_KERNEL_SS : SOBAS_KERNEL_CA;
 }
 
 /* A sending flow's engine input: the sender sees its own delivery (bytes acked), its smoothed RTT in

@@ -1,4 +1,4 @@
-// enforce_test.cc — the levers on a real loopback TCP connection: the hold locks the buffer and clamps the window, a release unlocks and opens it, a later hold locks it again; a sender's wake mark is set and given back.
+// enforce_test.cc — the levers on a real loopback TCP connection: the hold locks the buffer and clamps the window, a release unlocks and opens it, a later hold locks it again; a sender's wake mark is set and given back; a CUBIC sender's curve restarted.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include <fstream>
+#include <string>
 
 extern "C" {
 #include "enforce.h"
@@ -25,6 +26,17 @@ int GetInt(int fd, int level, int name) {
   socklen_t len = sizeof v;
   EXPECT_EQ(getsockopt(fd, level, name, &v, &len), 0) << "option " << name;
   return v;
+}
+
+std::string Cc(int fd) {
+  char name[16] = {0};
+  socklen_t len = sizeof name - 1;
+  EXPECT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len), 0);
+  return name;
+}
+
+int SetCc(int fd, const char *name) {
+  return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, static_cast<socklen_t>(std::char_traits<char>::length(name)));
 }
 
 long ProcField(const char *path, int field) {
@@ -133,6 +145,24 @@ TEST_F(Levers, AWakeMarkIsSetThenGivenBackAndAnApplicationsIsLeftAlone) {
   EXPECT_EQ(sobas_enforce_wake(peer_, 262144, &other), -EEXIST);
   EXPECT_EQ(GetInt(peer_, IPPROTO_TCP, TCP_NOTSENT_LOWAT), app);
   EXPECT_EQ(other.lowat, 0u);
+}
+
+// The suite runs as root, which may set any algorithm: a CUBIC socket goes to reno and back, and ends
+// on cubic; any other is left alone.
+TEST_F(Levers, ACubicSenderIsRegrownAndOnlyACubicOne) {
+  if (SetCc(fd_, "cubic") != 0) GTEST_SKIP() << "no cubic on this kernel";
+  EXPECT_EQ(sobas_enforce_regrow(fd_), 0);
+  EXPECT_EQ(Cc(fd_), "cubic");
+  EXPECT_EQ(sobas_enforce_regrow(fd_), 0);  // the permission, asked once, still holds
+  EXPECT_EQ(Cc(fd_), "cubic");
+  ASSERT_EQ(SetCc(fd_, "reno"), 0);
+  EXPECT_EQ(sobas_enforce_regrow(fd_), 1);
+  EXPECT_EQ(Cc(fd_), "reno");
+  if (SetCc(fd_, "bbr") == 0) {
+    EXPECT_EQ(sobas_enforce_regrow(fd_), 1);
+    EXPECT_EQ(Cc(fd_), "bbr");
+  }
+  EXPECT_EQ(sobas_enforce_regrow(-1), -EBADF);
 }
 
 }  // namespace

@@ -64,4 +64,15 @@ TEST(Pace, ADrainHeldOverThePathIsCutFromWhatThePathGave) {
   EXPECT_EQ(sobas_pace_now(held, held * 2, rtt, t, 0), sobas_pace_now(held, 0, rtt, t, 0));
 }
 
+TEST(Pace, ACwndShortOfThePaceTimesTheBaseIsShort) {
+  // udp-leave, sobas both at ddc950e: cwnd 272 segments of 1448 bytes (394 kB) on a 40.4 ms base carries
+  // 78 Mb/s; the lift to S = 442549 paced at 85.1 Mb/s waited on it.
+  const uint64_t cwnd = 272 * 1448, held = sobas_pace_held(442549, 40400, kHeadroom);
+  EXPECT_TRUE(sobas_pace_cwnd_short(cwnd, held, 40400));
+  EXPECT_FALSE(sobas_pace_cwnd_short(cwnd, held * 9 / 10, 40400));
+  // A cwnd that carries the pace exactly is not short.
+  EXPECT_FALSE(sobas_pace_cwnd_short(12500000 / 25, 12500000, 40000));
+  EXPECT_TRUE(sobas_pace_cwnd_short(12500000 / 25 - 1, 12500000, 40000));
+}
+
 }  // namespace
