@@ -162,6 +162,21 @@ TEST_F(LimitTest, ASenderIsLimitedByWhatHeldItForOverHalfTheWindow) {
   EXPECT_EQ(sender(80000, 80000, 0), SOBAS_LIMIT_UNKNOWN);   // no chrono stats: no guess
 }
 
+TEST_F(LimitTest, APacedSenderWhoseInFlightFillsItsCwndWaitsOnThePath) {
+  // udp-leave, sobas both at ddc950e: 292 segments of 1448 bytes; lifted, 82.2 Mb/s at 40.8 ms filled
+  // them; held after the lift, 339 segments carried 89.5 Mb/s with room to spare.
+  s.snd_mss = 1448;
+  s.snd_cwnd = 292;
+  w.tx_rate_bps = 82200000;
+  w.rtt_us = 40800;
+  EXPECT_EQ(sender(80000, 0, 0, 1), SOBAS_LIMIT_PATH);
+  s.snd_cwnd = 339;
+  w.tx_rate_bps = 89500000;
+  EXPECT_EQ(sender(80000, 0, 0, 1), SOBAS_LIMIT_SOBAS);
+  s.snd_cwnd = 0;  // no cwnd read: what holds the pace is sobas
+  EXPECT_EQ(sender(80000, 0, 0, 1), SOBAS_LIMIT_SOBAS);
+}
+
 TEST_F(LimitTest, AReceiverTellsItsOwnWindowItsReaderAndSobasButNotTheSenderFromThePath) {
   // 100 Mb/s over 40 ms is 500 KB per round trip.
   EXPECT_EQ(receiver(100, 2000000), SOBAS_LIMIT_SENDER_OR_PATH);  // autotuning's window, a quarter used
