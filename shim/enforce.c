@@ -165,20 +165,17 @@ static int set_cc(int fd, const char *name) {
   return libc_setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, (socklen_t)strlen(name)) == 0 ? 0 : -errno;
 }
 
-/* Whether this process may switch a socket to reno and back to cubic. The kernel lets a process set an
- * algorithm in net.ipv4.tcp_allowed_congestion_control, or any with CAP_NET_ADMIN over the socket's
- * network namespace; a socket of its own asks it exactly (once a process, closed at once: its number
- * is the host's for two syscalls; a sandbox that refuses the socket refuses the switch). 0 unknown, 1
- * yes, -1 no; threads that race here try twice and agree. */
-static int cc_switch;
-
+/* Whether this process may switch a socket to reno and back to cubic now. The kernel lets a process set
+ * an algorithm in net.ipv4.tcp_allowed_congestion_control, or any with CAP_NET_ADMIN over the socket's
+ * network namespace; a socket of its own asks it exactly. Asked at each regrow (a few a flow), never
+ * remembered: a server that drops root after fork (nginx's workers, sshd's session child) may no longer
+ * set cubic where its parent could. The socket is closed at once; a sandbox that refuses it refuses the
+ * switch. */
 static int cc_switch_allowed(void) {
-  int known = __atomic_load_n(&cc_switch, __ATOMIC_RELAXED);
-  if (known) return known > 0;
   int fd = libc_socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int ok = fd >= 0 && set_cc(fd, "reno") == 0 && set_cc(fd, "cubic") == 0;
-  if (fd >= 0) libc_close(fd);
-  __atomic_store_n(&cc_switch, ok ? 1 : -1, __ATOMIC_RELAXED);
+  if (fd < 0) return 0;
+  int ok = set_cc(fd, "reno") == 0 && set_cc(fd, "cubic") == 0;
+  libc_close(fd);
   return ok;
 }
 

@@ -47,7 +47,7 @@ int sobas_enforce_wake(int fd, uint32_t bytes, struct sobas_hold *h);
 
 /* A CUBIC sender's growth curve started again from its cwnd now, by switching the socket to reno and
  * back (the kernel initialises an algorithm it switches to; setting the same one does nothing). Only
- * where this process may set cubic again, tried once on a socket of its own: a switch whose way back
+ * where this process may set cubic again, tried first on a socket of its own: a switch whose way back
  * is refused would leave the host's flow on reno. Returns 0 when done, 1 when the flow is not CUBIC
  * (left alone), -EPERM when this process may not, or -errno. */
 int sobas_enforce_regrow(int fd);

@@ -91,7 +91,7 @@ enum sobas_meas_result sobas_meas_feed(struct sobas_meas *m, const struct sobas_
  * that ended a lift, whose queue had filled the cwnd, 1-3 a run. */
 static int cwnd_full(const struct sobas_window *w, const struct sobas_sample *s) {
   double in_flight = (double)w->tx_rate_bps / 8.0 * (double)w->rtt_us / 1e6;
-  return s->snd_cwnd && in_flight >= 0.97 * (double)s->snd_cwnd * s->snd_mss;
+  return s->snd_cwnd && s->snd_mss && in_flight >= 0.97 * (double)s->snd_cwnd * s->snd_mss;
 }
 
 enum sobas_limit sobas_window_limit(enum sobas_role role, const struct sobas_window *w, const struct sobas_sample *s,

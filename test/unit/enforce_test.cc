@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -153,7 +154,7 @@ TEST_F(Levers, ACubicSenderIsRegrownAndOnlyACubicOne) {
   if (SetCc(fd_, "cubic") != 0) GTEST_SKIP() << "no cubic on this kernel";
   EXPECT_EQ(sobas_enforce_regrow(fd_), 0);
   EXPECT_EQ(Cc(fd_), "cubic");
-  EXPECT_EQ(sobas_enforce_regrow(fd_), 0);  // the permission, asked once, still holds
+  EXPECT_EQ(sobas_enforce_regrow(fd_), 0);
   EXPECT_EQ(Cc(fd_), "cubic");
   ASSERT_EQ(SetCc(fd_, "reno"), 0);
   EXPECT_EQ(sobas_enforce_regrow(fd_), 1);
@@ -163,6 +164,32 @@ TEST_F(Levers, ACubicSenderIsRegrownAndOnlyACubicOne) {
     EXPECT_EQ(Cc(fd_), "bbr");
   }
   EXPECT_EQ(sobas_enforce_regrow(-1), -EBADF);
+}
+
+// A process that drops root after fork, as nginx's workers do, may no longer set cubic where its parent
+// could: the flow is never left on reno. Whether the switch is allowed then is the host's allowed list.
+TEST_F(Levers, ARegrowAfterDroppingRootNeverLeavesTheFlowOnReno) {
+  if (SetCc(fd_, "cubic") != 0) GTEST_SKIP() << "no cubic on this kernel";
+  ASSERT_EQ(sobas_enforce_regrow(fd_), 0);  // as root, in the parent
+  std::ifstream list("/proc/sys/net/ipv4/tcp_allowed_congestion_control");
+  std::string name;
+  bool cubic_allowed = false;
+  while (list >> name) cubic_allowed |= name == "cubic";
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+    int r = sobas_enforce_regrow(fd_);
+    char cc[16] = {0};
+    socklen_t len = sizeof cc - 1;
+    if (getsockopt(fd_, IPPROTO_TCP, TCP_CONGESTION, cc, &len) != 0 || std::string(cc) != "cubic") _exit(1);
+    _exit(r == (cubic_allowed ? 0 : -EPERM) ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: left on another algorithm; 2: could not drop root; 3: "
+                                    << (cubic_allowed ? "refused though cubic is allowed" : "not refused");
+  EXPECT_EQ(Cc(fd_), "cubic");
 }
 
 }  // namespace

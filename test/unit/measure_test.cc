@@ -175,6 +175,9 @@ TEST_F(LimitTest, APacedSenderWhoseInFlightFillsItsCwndWaitsOnThePath) {
   EXPECT_EQ(sender(80000, 0, 0, 1), SOBAS_LIMIT_SOBAS);
   s.snd_cwnd = 0;  // no cwnd read: what holds the pace is sobas
   EXPECT_EQ(sender(80000, 0, 0, 1), SOBAS_LIMIT_SOBAS);
+  s.snd_cwnd = 292;
+  s.snd_mss = 0;
+  EXPECT_EQ(sender(80000, 0, 0, 1), SOBAS_LIMIT_SOBAS);
 }
 
 TEST_F(LimitTest, AReceiverTellsItsOwnWindowItsReaderAndSobasButNotTheSenderFromThePath) {
