@@ -83,15 +83,19 @@ enum sobas_meas_result sobas_meas_feed(struct sobas_meas *m, const struct sobas_
   return SOBAS_MEAS_WINDOW;
 }
 
+/* Bytes a rate in bits per second moves over one round trip of the window: what a flow has in flight. */
+static double per_rtt(uint64_t rate_bps, const struct sobas_window *w) {
+  return (double)rate_bps / 8.0 * (double)w->rtt_us / 1e6;
+}
+
 /* A paced sender whose pace its cwnd cannot carry (a lift past it: track.c, regrow) waits on the cwnd:
  * what it has in flight, its rate over the RTT, fills the cwnd. Held at its pace it keeps less (93% in
  * the hold after such a lift: 89.5 Mb/s at 40.8 ms over 339 segments). In the kept logs of 2026-12-04
  * (12309 windows paced by sobas, 27 batches), 97% of the cwnd marked 147: runs of 20-21 windows where
- * lifts waited on the cwnd for seconds (98-99%: 82.2 Mb/s over 292 segments), and on shallow the window
- * that ended a lift, whose queue had filled the cwnd, 1-3 a run. */
+ * lifts waited on the cwnd for seconds (97-104% in three such runs; 82.2 Mb/s over 292 segments: 99%),
+ * and on shallow the window that ended a lift, whose queue had filled the cwnd, 1-3 a run. */
 static int cwnd_full(const struct sobas_window *w, const struct sobas_sample *s) {
-  double in_flight = (double)w->tx_rate_bps / 8.0 * (double)w->rtt_us / 1e6;
-  return s->snd_cwnd && s->snd_mss && in_flight >= 0.97 * (double)s->snd_cwnd * s->snd_mss;
+  return s->snd_cwnd && s->snd_mss && per_rtt(w->tx_rate_bps, w) >= 0.97 * (double)s->snd_cwnd * s->snd_mss;
 }
 
 enum sobas_limit sobas_window_limit(enum sobas_role role, const struct sobas_window *w, const struct sobas_sample *s,
@@ -112,8 +116,7 @@ enum sobas_limit sobas_window_limit(enum sobas_role role, const struct sobas_win
    * (measured with curl --limit-rate: the window read 100-200 KB, opened by the read just made). Else
    * the window limits when a round trip's worth of data fills most of it: sobas's S, or its own size. */
   if (unread > s->rcv_wnd) return SOBAS_LIMIT_APP;
-  double per_rtt = (double)w->rx_rate_bps / 8.0 * (double)w->rtt_us / 1e6;
-  if (per_rtt < 0.8 * (double)s->rcv_wnd) return SOBAS_LIMIT_SENDER_OR_PATH;
+  if (per_rtt(w->rx_rate_bps, w) < 0.8 * (double)s->rcv_wnd) return SOBAS_LIMIT_SENDER_OR_PATH;
   return held_s && (double)s->rcv_wnd <= 1.1 * (double)held_s ? SOBAS_LIMIT_SOBAS : SOBAS_LIMIT_RCV_WINDOW;
 }
 
