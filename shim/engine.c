@@ -128,6 +128,13 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->ca_ceiling_gain = 0; /* a pace is no offered window: it holds at once */
   p->lift_fit_max = 0;    /* ... nor a window that a longer loop slows: a pace over A only queues */
   p->lift_first_held = 1; /* its lift ends at the first queue: it need not wait for a clean hold (first_lift_due) */
+  /* Ending at its first queue, a pacer's lift that finds nothing costs little: over the kept sender runs of
+   * 2026-12-03/04, 2 of 925 lifts met a retransmission by three windows after their end (1 of 88 on the
+   * 0.25-BDP `shallow`), and one at A held about two windows 3.5-5 ms over the base. Doubled to 32 s, the
+   * wait is what a path that frees up costs: on `udp-leave`, in 2 of 16 runs, a lift ended just before the
+   * UDP stopped with the backoff at 8 s, and the flow held its share 7-8 s into the room (up_s 9.1 and
+   * 9.6 s; plain CUBIC's 0.2-2.2 in the same batches). */
+  p->lift_backoff_max_ns = 4000000000;
 }
 
 /* The T of S = R·T: the path's base RTT, or the RTT now until a base is known. */

@@ -2010,6 +2010,34 @@ TEST(Engine, AtThePathsRateLiftsFindNothingAndBackOff) {
   EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
 }
 
+// A pacer's lift that finds nothing ends at its first queue and costs little, so its backoff stops
+// doubling at 4 s, a receiver's at 32 s: a held pacer finds a path that frees up within 4 s of the backoff
+// (on `udp-leave` an 8 s backoff held the flow at its share 7-8 s after the UDP stopped).
+TEST(Engine, APacersLiftsAtThePathsRateBackOffToFourSecondsAtMost) {
+  for (bool pacer : {true, false}) {
+    sobas_engine_params p = with_lift();
+    if (pacer) sobas_engine_pacer_params(&p);
+    Engine g(0, p);
+    g.decide(50);
+    int64_t last = -1, widest = 0;
+    while (g.t < 120'000'000'000) {
+      const int n = g.count(SOBAS_WHY_LIFT);
+      g.on_path(50);
+      if (g.count(SOBAS_WHY_LIFT) == n) continue;
+      if (last >= 0) widest = std::max(widest, g.t - last);
+      last = g.t;
+    }
+    EXPECT_EQ(g.count(SOBAS_WHY_COMPETING) + g.count(SOBAS_WHY_STANDING_QUEUE), 0) << pacer;
+    if (pacer) {
+      EXPECT_GE(widest, 4'000'000'000);
+      EXPECT_LE(widest, 4'000'000'000 + 3 * 2 * (int64_t)kRtt * 1000) << "4 s and the lift's own windows";
+      EXPECT_GE(g.count(SOBAS_WHY_LIFT), 120 / 5);
+    } else {
+      EXPECT_GE(widest, 16'000'000'000) << "a receiver's backoff doubles on";
+    }
+  }
+}
+
 // Lifts that find nothing are at most lift_share of the time, whatever the RTT. A lift lasts about 8
 // RTTs: at 150 ms the backoff's 1 and 2 s alone had lifts of 1.2 s fill 27% of the held time on the
 // `long` path, each queueing 0.1·T (RTT+ p50 7.7 ms against the 7.5 bar). At 40 ms the backoff rules
