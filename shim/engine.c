@@ -1202,7 +1202,7 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
   push_rate(e, in);
   /* A paced sender has no ACK clock: lifted above A it queues the whole excess, 0.1·A over the lift's
    * six round trips, +24 ms at 40 ms (measured: tcpi_rtt 44 -> 67 and 83 ms in two lifts). The first
-   * window that shows a queue says there was no room. */
+   * window that shows a queue says there was no room, unless it delivered the lifted rate (lift_bump). */
   uint32_t ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
   int queued = e->p.lift_queue_frac > 0 && rtt_above(in->rtt_us, ref, e->p.lift_queue_frac, e->p.queue_rtt_min_us);
   if (queued && lift_bump(e, in, base)) return 0;
