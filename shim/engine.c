@@ -128,12 +128,12 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->ca_ceiling_gain = 0; /* a pace is no offered window: it holds at once */
   p->lift_fit_max = 0;    /* ... nor a window that a longer loop slows: a pace over A only queues */
   p->lift_first_held = 1; /* its lift ends at the first queue: it need not wait for a clean hold (first_lift_due) */
-  /* Ending at its first queue, a pacer's lift that finds nothing costs little: over the kept sender runs of
-   * 2026-12-03/04, 2 of 925 lifts met a retransmission by three windows after their end (1 of 88 on the
-   * 0.25-BDP `shallow`), and one at A held about two windows 3.5-5 ms over the base. Doubled to 32 s, the
-   * wait is what a path that frees up costs: on `udp-leave`, in 2 of 16 runs, a lift ended just before the
-   * UDP stopped with the backoff at 8 s, and the flow held its share 7-8 s into the room (up_s 9.1 and
-   * 9.6 s; plain CUBIC's 0.2-2.2 in the same batches). */
+  /* Ending at its first queue, a pacer's lift that finds nothing costs little: over the kept sender runs
+   * of 2026-12-03/04 (246 runs, this bound's among them), 3 of 1974 lifts met a retransmission by three
+   * windows after their end (2 of 200 on the 0.25-BDP `shallow`), and one at A held about two windows
+   * 3.5-5 ms over the base. Doubled to 32 s, the wait is what a path that frees up costs: on `udp-leave`,
+   * in 2 of 16 runs, a lift ended just before the UDP stopped with the backoff at 8 s, and the flow held
+   * its share 7-8 s into the room (up_s 9.1 and 9.6 s; plain CUBIC's 0.2-2.2 in the same batches). */
   p->lift_backoff_max_ns = 4000000000;
 }
 
@@ -142,6 +142,11 @@ static uint32_t base_rtt(const struct sobas_engine_input *in) { return in->base_
 
 static uint64_t window_bytes(uint64_t rate_bps, uint32_t rtt_us) {
   return (uint64_t)((double)rate_bps * rtt_us / 8e6);
+}
+
+/* The rate that moves `bytes` each rtt_us (window_bytes' inverse; 0 with no RTT). */
+static uint64_t window_rate(uint64_t bytes, uint32_t rtt_us) {
+  return rtt_us ? (uint64_t)((double)bytes * 8e6 / rtt_us) : 0;
 }
 
 static uint64_t clamp_s(const struct sobas_engine *e, uint64_t s) {
@@ -562,7 +567,7 @@ static int decide_or_aside(struct sobas_engine *e, struct sobas_action *a, const
  * read 1019-1031, the cwnd a window ahead of what is in flight). Paced at it as a start cap, the next
  * window meets the path at A, or a pace under it that grows as any start cap the flow fills. */
 static uint64_t in_flight_rate(const struct sobas_engine_input *in) {
-  return in->cwnd_bytes && in->rtt_us ? (uint64_t)((double)in->cwnd_bytes * 8e6 / in->rtt_us) : 0;
+  return window_rate(in->cwnd_bytes, in->rtt_us);
 }
 
 /* Searching in congestion avoidance, S is a ceiling: ca_ceiling_gain times what the flow has in flight
@@ -1190,10 +1195,10 @@ static uint64_t fit_to_loop(const struct sobas_engine *e, uint64_t got, uint32_t
  * 1 ms of the base; each such end held the flow 2.3-2.6 s under the room (lift_share's wait). Beside the
  * 50 Mb/s of UDP, where every lift was over A, 21 of 33 did too (a FIFO shares a growing queue by arrival
  * rate), as did 2 of 13 on `shallow`, 1 of 11 on `gig`, 2 of 3 on `gig-udp`. */
-static int lift_bump(struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t base) {
+static int lift_bump(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t base) {
   if (e->lift_bumped || e->lifting < 2) return 0;
-  double lifted = (double)e->s * 8e6 / base / (1.0 + e->p.headroom);
-  return e->lift_bumped = (double)in->rate_bps >= (1.0 - e->p.equal_tol) * lifted;
+  double lifted = (double)window_rate(e->s, base) / (1.0 + e->p.headroom);
+  return (double)in->rate_bps >= (1.0 - e->p.equal_tol) * lifted;
 }
 
 static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
@@ -1205,7 +1210,10 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
    * window that shows a queue says there was no room, unless it delivered the lifted rate (lift_bump). */
   uint32_t ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
   int queued = e->p.lift_queue_frac > 0 && rtt_above(in->rtt_us, ref, e->p.lift_queue_frac, e->p.queue_rtt_min_us);
-  if (queued && lift_bump(e, in, base)) return 0;
+  if (queued && lift_bump(e, in, base)) {
+    e->lift_bumped = 1;
+    return 0;
+  }
   if (!queued && e->lifting < UINT8_MAX && ++e->lifting < 4) return 0; /* windows 2 and 3 after the lift are the last two rates */
   uint64_t r1 = e->rates[e->n_rates - (queued ? 1 : 2)], r2 = e->rates[e->n_rates - 1];
   uint64_t got = (r1 + r2) / 2, least = r1 < r2 ? r1 : r2;
