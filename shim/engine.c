@@ -328,6 +328,19 @@ int sobas_engine_capacity(struct sobas_engine *e, uint64_t cap_bps, uint32_t rtt
 
 static int rtt_above(uint32_t rtt_us, uint32_t base_us, double frac, uint32_t min_us);
 
+/* The RTT a queue standing through the window shows: a probed receiver's least echo, else the window's.
+ * At 1 Gb/s this 2-core host delays the endpoints and the emulator by 5-10 ms for a few hundred ms at
+ * a time, which lifts the echoes' mean and the flow's own RTT, not the least of a window's echoes: a
+ * queue at the bottleneck is under every one of them. */
+static uint32_t standing_rtt(const struct sobas_engine_input *in) {
+  return in->probe && in->rtt_least_us ? in->rtt_least_us : in->rtt_us;
+}
+
+/* Slow start's "full" (full_rtt_frac and 2 ms over the base) on the RTT a standing queue shows. */
+static int standing_in_ss(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t t0) {
+  return rtt_above(standing_rtt(in), t0, e->p.full_rtt_frac, 2000);
+}
+
 /* S grows by max(MSS, grow_frac·S) for every RTT since the last increase (the windows are 2·RTT long,
  * so usually two). */
 static int grow(struct sobas_engine *e, const struct sobas_engine_input *in, enum sobas_state to,
@@ -347,7 +360,7 @@ static int grow(struct sobas_engine *e, const struct sobas_engine_input *in, enu
   /* Slow start under a cap that the flow fills with no queue: the cap, not the path, holds it, as when
    * C' came out low. After two windows of that, each window doubles the share the next adds, up to
    * grow_max_frac; a queue, or congestion avoidance, brings it back to grow_frac. */
-  int clear = to == SOBAS_ST_SS_GROWING && !rtt_above(in->rtt_us, base_rtt(in), e->p.equal_tol, 1000);
+  int clear = to == SOBAS_ST_SS_GROWING && !rtt_above(standing_rtt(in), base_rtt(in), e->p.equal_tol, 1000);
   e->grow_clear = to == e->state && clear ? e->grow_clear + 1 : 0;
   double frac = e->p.grow_frac;
   for (uint32_t i = 1; i < e->grow_clear && frac < e->p.grow_max_frac; i++)
@@ -708,6 +721,16 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
      * +2.6 and +0.6 ms), and the paced flow, its cwnd no longer growing, took 5-9 s of lifts to A. */
     int full = in_ss ? rtt_above(e->p.full_least ? least_rtt(e, need) : in->rtt_us, t0, e->p.full_rtt_frac, 2000)
                      : rtt_above(least ? least_rtt(e, need) : median_rtt(e, need), t0, e->p.equal_tol, 1000);
+    /* A plateau that fills the start cap is the path's ceiling only with a queue under every echo (the
+     * cap's own 0.2·T at least, when C' is right): with the least echo near the base it is the cap at an
+     * RTT the host stretched, and S grows (buffer-limited, below) until the rate stops following it.
+     * Measured on `gig` (1 Gb/s, 20 ms, no cross traffic) at f71bafd: C' read 431-675 Mb/s in 8 of 11
+     * runs (the trains meet the flow's own slow start at the bottleneck), and 8 decided in slow start at
+     * 419-761 Mb/s on windows 3-13 ms over the base by the echoes' mean; in 4 of them the least echo
+     * stood 0.4-0.7 ms over it. The run decided at 419 took 4.3 s of lifts to reach A (661.6 Mb/s,
+     * linux default 933.8). On `typical`, `long` and `udp-leave` each of the 8 kept decisions on a
+     * filled cap had its least echo 30-79% over the base. */
+    if (in_ss && limited && !standing_in_ss(e, in, t0)) full = 0;
     /* Back from stepping aside, a plateau at the rate held alone is the path the flow had alone, full
      * whatever the queue: CUBIC regrowing after the competitor left flattens near its last maximum and
      * fills the buffer slowly. Measured on arrive-leave without sobasd: 96.5 Mb/s (A) for 5.8 s at
@@ -718,8 +741,13 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
      * window slow start was offered open for one more. Measured on `typical` without sobasd (14 runs):
      * 5 decided a window late on a rise of 2.6-4.9% at +37-41% RTT, and 4 of them then lost 24-31
      * packets, the sender filling what had been offered before the decision; the runs that decided on
-     * the first plateau lost none. */
-    int climbs = climbing(e, need, mean) && !(in_ss && full);
+     * the first plateau lost none. With the probe the queue must stand under every echo for that: on
+     * `gig` a host that stretches the loop lifts the echoes' mean alone, and CUBIC, out of slow start
+     * early on those delays (HyStart at 1107-1206 packets, linux default's runs 1289-5082), still
+     * climbs: decided at 603 Mb/s of A = 965 on 576 then 629 (mean echo +3.9 ms, least +1.6), the flow
+     * was lifted to A 1.2 s later, and another, at 536, 3.5 s later. Those on `typical` had it 42-52%
+     * over the base. */
+    int climbs = climbing(e, need, mean) && !(in_ss && full && standing_in_ss(e, in, t0));
     if ((s_grew || full || back) && !climbs) {
       int r = decide_or_aside(e, a, in, in_ss, plateau, n, SOBAS_WHY_FLAT_RATE);
       if (r >= 0) return r;

@@ -1150,6 +1150,62 @@ TEST(Engine, AStartCapsOwnQueueIsNoCompetitors) {
   EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
 }
 
+// At 1 Gb/s the trains can read C' at half of C (they meet the flow's own slow start at the
+// bottleneck), and this host can stretch the loop 5-10 ms for a few hundred ms: the flow then fills the
+// low cap at an RTT the echoes' mean shows high, a plateau under A. Its least echo, near the base, says
+// no queue stood: S grows until the rate stops following it, and the plateau there is the path's.
+// (The windows of a real `gig` run, 20 ms, A = 965 Mb/s: decided at 419 on them.)
+TEST(Engine, AStartCapTheHostStretchedGrowsToThePath) {
+  const uint32_t base = 20000;
+  const double a_mbps = 965;
+  Engine g(516 * kMbps, Engine::defaults(), base);
+  const uint64_t cap = g.e.s;
+  g.feed(115, 20600, 0, true, 0, 20129);
+  g.feed(408, 25000, 0, true, 0, 21013);
+  g.feed(430, 29000, 0, true, 0, 20691);  // 1.56 MB in flight of the 1.55 MB cap: the cap holds it
+  EXPECT_EQ(g.e.state, SOBAS_ST_SS_GROWING);
+  EXPECT_GT(g.e.s, cap);
+  // The stall passes: the flow follows S up to A, then the path's queue stands under every echo.
+  for (int i = 0; i < 60 && g.e.state != SOBAS_ST_DECIDED; i++) {
+    double wnd_mbps = (double)g.e.s * 8 / 20.2e-3 / 1e6;
+    double rate = wnd_mbps < a_mbps ? wnd_mbps : a_mbps;
+    uint32_t queue_us = wnd_mbps > a_mbps ? (uint32_t)((wnd_mbps - a_mbps) / a_mbps * 20200) : 0;
+    g.feed(rate, 20200 + queue_us, 0, true, 0, 20100 + queue_us);
+  }
+  ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+  EXPECT_GE((double)g.last().rate_bps, 0.95 * a_mbps * kMbps);
+  // The same windows with a queue under every echo (the least 4 ms over the base) are a plateau at
+  // the path's ceiling, decided at once.
+  Engine q(516 * kMbps, Engine::defaults(), base);
+  q.feed(115, 20600, 0, true, 0, 20129);
+  q.feed(408, 25000, 0, true, 0, 24000);
+  q.feed(430, 29000, 0, true, 0, 24000);
+  EXPECT_EQ(q.e.state, SOBAS_ST_DECIDED);
+  EXPECT_EQ(q.last().why, SOBAS_WHY_FLAT_RATE);
+}
+
+// The same host stretching the loop while the sender's CUBIC, out of slow start early on those delays,
+// still climbs: two windows within equal_tol but rising, the echoes' mean 3.9 ms over the base and their
+// least 1.6 ms. No queue stood, so the rise counts: the flow goes on to A, and decides there once a
+// queue stands under every echo. (The windows of a real `gig` run: decided at 603 of A = 965 on them.)
+TEST(Engine, AClimbUnderAStretchedLoopIsNoPlateau) {
+  const uint32_t base = 20000;
+  Engine g(999 * kMbps, Engine::defaults(), base);
+  g.feed(158, 20452, 0, true, 0, 20049);
+  g.feed(438, 22889, 0, true, 0, 20116);
+  g.feed(576, 27945, 0, true, 0, 22266);
+  g.feed(629, 23860, 0, true, 0, 21641);
+  EXPECT_EQ(g.e.state, SOBAS_ST_SLOW_START);
+  g.feed(672, 20748, 0, true, 0, 20219);
+  g.feed(760, 20900, 0, true, 0, 20300);
+  g.feed(880, 21500, 0, true, 0, 20800);
+  for (int i = 0; i < 3 && g.e.state != SOBAS_ST_DECIDED; i++) g.feed(960, 24500, 0, true, 0, 23800);
+  ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+  EXPECT_GE((double)g.last().rate_bps, 0.95 * 965 * kMbps);
+}
+
 // Slow start overflowing the buffer beside constant UDP (the windows of a real `gig-udp` run, 20 ms):
 // the overflow's window is queued and cut by its losses, the next queued too, then the flow's plateau
 // at A. A rate cut by losses is no competitor's share: the flow decides on its plateau.

@@ -206,6 +206,25 @@ TEST(Replay, ADecisionOverThePathHoldsAloneThroughAPathsDip) {
   }
 }
 
+// gig (1 Gb/s, 20 ms, no cross traffic, 2026-12-05 at f71bafd, cut at 700 ms): C' read 516 Mb/s,
+// and the flow filled the 1.55 MB cap at 408 and 430 Mb/s, the echoes' mean 25.0 and 29.0 ms, their
+// least 21.0 and 20.7: the host, not a queue. Recorded, it decided there at 419 (and took 4.3 s of lifts
+// to A); replayed, the window at 258 ms grows S. (The recording's later windows ran under the S it
+// decided: they cannot answer what the flow would have done under the grown one.)
+TEST(Replay, AFilledStartCapWithNoStandingQueueGrows) {
+  auto log = read_log(std::string(SOBAS_TEST_DATA) + "/gig-host-stretched-cap.log");
+  auto want = logged(log), got = replay(log);
+  ASSERT_EQ(want.size(), 2u);
+  ASSERT_EQ(want[1].why, "flat-rate") << "the recording";
+  ASSERT_EQ(want[1].t_ms, 258) << "the recording";
+  ASSERT_GE(got.size(), 2u);
+  EXPECT_EQ(got[0], want[0]) << "the start cap from C'";
+  EXPECT_EQ(got[1].to, "ss-growing");
+  EXPECT_EQ(got[1].why, "buffer-limited");
+  EXPECT_EQ(got[1].t_ms, 258);
+  EXPECT_GT(got[1].s, want[0].s);
+}
+
 // The recordings replayed under the ceiling (3x in flight) a receiver searches with in congestion
 // avoidance: the same decisions, but for the ceiling's own moves and the S that slow start's loss sets,
 // and no window whose flow came near the ceiling it searched under.
