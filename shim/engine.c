@@ -1257,8 +1257,13 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
     int in_full = (double)least >= (1.0 + lift_gain_now(e) - e->p.lift_grow) * (double)e->r_before_lift;
     /* Room short of the lift (the lifted S over what the path gives): the next lift starts from the S
      * of the rate got. From the lifted S, its end (never below the S before it) would hold the excess
-     * as a queue. */
+     * as a queue. Never below the S before the lift either: a flow under its S (a sender's CUBIC
+     * regrowing after a loss) reads room as it grows, and the S of such a window caps the regrowth.
+     * Measured on `shallow` at e8aaf5c: held at 74.9 Mb/s, cut to 44 by a loss, lifted at 43.9, and S
+     * set from a window at 47.4 held the flow at 46-50 Mb/s for the last 3 s (51.4 Mb/s; the other
+     * runs 72.2-72.5). */
     uint64_t s_got = s_of(e, got, base);
+    if (s_got < e->s_before_lift) s_got = e->s_before_lift;
     if (s_got < e->s) e->s = s_got;
     return lift_start(e, in, a, got, 0, in_full);
   }

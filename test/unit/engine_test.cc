@@ -2009,6 +2009,28 @@ TEST(Engine, RoomShortOfTheLiftIsHeldAtTheRateGot) {
   EXPECT_GE(g.e.s, bytes(76 * kMbps, kRtt) * 99 / 100);
 }
 
+// Held at A, the sender's CUBIC is cut by a loss (a burst of cross traffic into a shallow buffer, or
+// the tail of the overshoot the decision drained) and regrows slowly under S, which no longer holds it.
+// Lifts that meet that regrowth read room, yet the S of the rate they got is under the S held before:
+// a lift never holds less than that, or it caps CUBIC's regrowth where the lift met it. (Measured on
+// `shallow`: held at 74.9 Mb/s, cut to 44 by 346 out-of-order arrivals, lifted at 43.9, S set from a
+// room window at 47.4 and held at 46-50 Mb/s for the transfer's last 3 s.)
+TEST(Engine, ALiftUnderARegrowingSenderNeverHoldsLessThanBefore) {
+  Engine g(0, with_lift());
+  g.decide(75);
+  const uint64_t decided = g.e.s;
+  uint64_t least = decided;
+  double cwnd_mbps = 44;
+  for (int i = 0; i < 400; i++) {
+    g.held(std::min(cwnd_mbps, (double)g.e.s * 8 / kRtt));
+    cwnd_mbps = std::min(77.0, cwnd_mbps * 1.01);
+    least = std::min(least, g.e.s);
+  }
+  EXPECT_GE(g.count(SOBAS_WHY_LIFT), 1);
+  EXPECT_GE(least, decided) << "the S held before a lift";
+  EXPECT_GE((double)g.e.s * 8 / kRtt, 75.0) << "S (Mb/s at T) holds the rate the sender regrew to";
+}
+
 // Decided far under A (a gig-udp sender out of slow start by HyStart at 329 packets decided at 180 Mb/s
 // of A = 551, and 10% lifts had it at 244 Mb/s 2.2 s in): a lift that the path gave in full is followed
 // by one twice as large, up to lift_gain_max, so the lifts reach A in about half as many; past A the
