@@ -726,11 +726,12 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
      * RTT the host stretched, and S grows (buffer-limited, below) until the rate stops following it.
      * Measured on `gig` (1 Gb/s, 20 ms, no cross traffic) at f71bafd: C' read 431-675 Mb/s in 8 of 11
      * runs (the trains meet the flow's own slow start at the bottleneck), and 8 decided in slow start at
-     * 419-761 Mb/s on windows 3-13 ms over the base by the echoes' mean; in 4 of them the least echo
-     * stood 0.4-0.7 ms over it. The run decided at 419 took 4.3 s of lifts to reach A (661.6 Mb/s,
-     * linux default 933.8). On `typical`, `long` and `udp-leave` each of the 8 kept decisions on a
-     * filled cap had its least echo 30-79% over the base. */
-    if (in_ss && limited && !standing_in_ss(e, in, t0)) full = 0;
+     * 419-761 Mb/s on windows 3.0-12.9 ms over the base by the echoes' mean; in 4 of them the least
+     * echo stood 0.35-0.69 ms over it. The run decided at 419 took 4.3 s of lifts to reach A (661.6
+     * Mb/s, linux default 933.8). Every kept slow-start decision on a filled cap elsewhere (`typical`
+     * 17, `long` 14, `bloated` 11, 8 on four other paths) had its least echo 20-99% over the base. */
+    int standing = standing_in_ss(e, in, t0);
+    if (in_ss && limited && !standing) full = 0;
     /* Back from stepping aside, a plateau at the rate held alone is the path the flow had alone, full
      * whatever the queue: CUBIC regrowing after the competitor left flattens near its last maximum and
      * fills the buffer slowly. Measured on arrive-leave without sobasd: 96.5 Mb/s (A) for 5.8 s at
@@ -747,7 +748,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
      * climbs: decided at 603 Mb/s of A = 965 on 576 then 629 (mean echo +3.9 ms, least +1.6), the flow
      * was lifted to A 1.2 s later, and another, at 536, 3.5 s later. Those on `typical` had it 42-52%
      * over the base. */
-    int climbs = climbing(e, need, mean) && !(in_ss && full && standing_in_ss(e, in, t0));
+    int climbs = climbing(e, need, mean) && !(in_ss && full && standing);
     if ((s_grew || full || back) && !climbs) {
       int r = decide_or_aside(e, a, in, in_ss, plateau, n, SOBAS_WHY_FLAT_RATE);
       if (r >= 0) return r;
@@ -1260,8 +1261,8 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
      * as a queue. Never below the S before the lift either: a flow under its S (a sender's CUBIC
      * regrowing after a loss) reads room as it grows, and the S of such a window caps the regrowth.
      * Measured on `shallow` at e8aaf5c: held at 74.9 Mb/s, cut to 44 by a loss, lifted at 43.9, and S
-     * set from a window at 47.4 held the flow at 46-50 Mb/s for the last 3 s (51.4 Mb/s; the other
-     * runs 72.2-72.5). */
+     * set from a window at 47.4 held the flow at 44.1-50.8 Mb/s for its last 6.9 s (51.4 Mb/s; the
+     * other runs 72.2-72.5). */
     uint64_t s_got = s_of(e, got, base);
     if (s_got < e->s_before_lift) s_got = e->s_before_lift;
     if (s_got < e->s) e->s = s_got;
