@@ -96,6 +96,9 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .lift_backoff_ns = 1000000000,        /* measured: a 1 Gb/s flow decided at 76% of A in slow start
                                                (C' 18% low) lost a quarter of its 6 s transfer */
       .lift_backoff_max_ns = 32000000000,   /* at A, lifts every 32 s queue ~0.1·T for ~1% of the time */
+      .calm_windows = 0,       /* a receiver's RTT counts whole ms (tcpi_rcv_rtt): a calm path reads as a busy one */
+      .calm_busy_us = 1000,
+      .calm_busy_frac = 0.30,
       .lift_share = 0.10,      /* a lift lasts ~4 windows, 8 RTTs: 0.3 s at 40 ms, where the 1 s backoff
                                   rules, but 1.2 s at 150 ms, where lifts 1 and 2 s apart were 27% of
                                   the held time, each queueing 0.1·T: RTT+ p50 7.7 ms of the 7.5 bar */
@@ -135,6 +138,12 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
    * in 2 of 16 runs, a lift ended just before the UDP stopped with the backoff at 8 s, and the flow held
    * its share 7-8 s into the room (up_s 9.1 and 9.6 s; plain CUBIC's 0.2-2.2 in the same batches). */
   p->lift_backoff_max_ns = 4000000000;
+  /* The bound is still what a path that frees up costs, unless the flow sees it free up: beside
+   * unresponsive cross traffic the path runs near full, and a held pacer's tcpi_rtt jitters by the
+   * cross traffic's bursts (on `udp-leave`, held at 43-47 of 100 Mb/s beside 50 of UDP: 24 of 51
+   * windows over 1 ms, up to 4.9); once it stops, by nothing (70 of the next 75 at 0.26-0.30 ms).
+   * calmed() lifts then. */
+  p->calm_windows = 5;
 }
 
 /* The T of S = R·T: the path's base RTT, or the RTT now until a base is known. */
@@ -1295,6 +1304,32 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
   return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT_END, 1, s, got, base, in->t_ns);
 }
 
+/* Held beside cross traffic that leaves, a flow sees no room: its windows deliver S at the base RTT
+ * before and after, and only a lift finds out, after the lift backoff (up to 4 s for a pacer). What
+ * does change is the RTT's jitter: a path near full queues the cross traffic's bursts, an emptied one
+ * nothing. So, held and not lifting, a flow whose recent windows were busy (calm_busy_frac of them
+ * calm_busy_us over the base, a moving average over ~8) and whose last calm_windows are all within
+ * half that of it lifts at once, its backoff reset. Not among siblings: their own lifts make the
+ * jitter, and one that leaves re-arms the lift already (feed_window). Measured by replaying the rule
+ * (a script over the logged windows) on the kept sender logs of 2026-12-03/05: on `udp-leave` (A = 49
+ * Mb/s beside 50 of UDP, 96 once it stops 10 s in; 100 flows) it fired within 1 s of the UDP's end in
+ * 49 (0.32-0.82 s after it in 48), and before the flow's first lift after the end in 51, 0.92 s sooner
+ * on average over the 100; elsewhere in 8 of 20 `gig` flows (host stalls; one lift each at A, which a
+ * pacer ends at its first queue) and 1 of 8 on `servers`, never on `typical`, `bloated`, `shallow`,
+ * `long`, `gig-udp`, `gig-tcp` or beside a competing flow. */
+static int calmed(struct sobas_engine *e, const struct sobas_engine_input *in) {
+  if (!e->p.calm_windows || !e->held || e->lifting || in->rate_bps == 0 || in->rtt_us == 0) return 0;
+  uint32_t base = base_rtt(in);
+  int busy = rtt_above(in->rtt_us, base, 0, e->p.calm_busy_us);
+  int calm = !rtt_above(in->rtt_us, base, 0, e->p.calm_busy_us / 2);
+  e->calm_run = calm ? e->calm_run + 1 : 0;
+  if (e->calm_run == 1) e->busy_before_calm = e->busy_share;
+  e->busy_share += ((busy ? 1.0 : 0.0) - e->busy_share) / 8;
+  if (e->calm_run < e->p.calm_windows || e->busy_before_calm < e->p.calm_busy_frac) return 0;
+  e->busy_share = e->busy_before_calm = 0;
+  return !in->siblings && e->p.lift_gain > 0 && e->s < e->p.s_max;
+}
+
 static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   /* A sibling left the path: its share is free, and only a lift finds it (a held flow grows no
    * other way). Measured on `servers`: 8 flows held 76.6-77.2 Mb/s of A = 77.2 together, and as
@@ -1319,6 +1354,10 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
     if (base_fell(e, in)) return aside_from_share(e, a, in);
     if (e->lifting) return lift(e, in, a);
     if (held_queue(e, in, a)) return 1;
+    if (calmed(e, in)) {
+      e->lift_backoff_ns = e->p.lift_backoff_ns;
+      return lift_start(e, in, a, e->r_held, 0, 0);
+    }
     if (first_lift_due(e, in)) return lift_start(e, in, a, e->r_held, 0, 0);
     uint32_t k = queue_span(e, base_rtt(in), e->n_rates);
     /* Room is measured against what was held, never below the rate S was set from: a host stall or a

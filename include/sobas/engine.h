@@ -100,6 +100,11 @@ struct sobas_engine_params {
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */
   int64_t lift_backoff_max_ns;
   double lift_share;        /* > 0: after a lift that found nothing, the next waits at least until lifting was this share of the time */
+  uint32_t calm_windows;    /* > 0: held, after windows of which calm_busy_frac had the RTT calm_busy_us over the base,
+                               this many in a row within calm_busy_us/2 of it: the cross traffic left, lift now (a
+                               pacer: its tcpi_rtt is exact to the µs; 0: never) */
+  uint32_t calm_busy_us;
+  double calm_busy_frac;
   double ca_ceiling_gain;   /* > 0: searching in congestion avoidance, S is this many times the most the flow had in
                                flight (a receiver's offered window, never withdrawn, stays near what the decision
                                will hold); 0: S_max there */
@@ -200,6 +205,10 @@ struct sobas_engine {
   uint64_t r_got_before_lift;       /* ... and the best rate the held S delivered (0: its RTT showed a queue, or none) */
   int64_t lift_after_ns;            /* no lift before this */
   int64_t lift_backoff_ns;          /* the current least time between lifts */
+  double busy_share;                /* held, not lifting: the share of recent windows whose RTT was calm_busy_us over the
+                                       base (a moving average over ~8 windows) ... */
+  double busy_before_calm;          /* ... as it was when the calm run under way began */
+  uint32_t calm_run;                /* held windows in a row within calm_busy_us/2 of the base */
   uint32_t siblings_known;          /* the siblings the last window counted */
   uint8_t kernel_ca;                /* a sender's kernel was out of slow start at the last window's end */
   uint8_t ooo_ours;                 /* with the probe: the last window's out-of-order arrivals came with a queue, or in slow start */

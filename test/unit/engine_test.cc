@@ -2249,6 +2249,74 @@ TEST(Engine, APacersLiftPassesOneQueuedWindowThatCarriedItsRate) {
   }
 }
 
+// A pacer held beside unresponsive cross traffic that stops: its windows deliver S at the base RTT
+// before and after, and only a lift finds the room. The RTT's jitter tells: the cross traffic's bursts
+// queue on a path near full, nothing does on an emptied one. Calm after busy, the flow lifts at once
+// instead of waiting out a backoff of up to 4 s.
+TEST(Engine, APacerLiftsWhenTheCrossTrafficsJitterStops) {
+  for (bool rule : {true, false}) {
+    sobas_engine_params p = with_lift();
+    sobas_engine_pacer_params(&p);
+    if (!rule) p.calm_windows = 0;
+    Engine g(0, p);
+    // One window on a path that gives a_mbps, each window's RTT jitter_us over the base plus the
+    // queue of a window over a_mbps.
+    auto window = [&g](double a_mbps, uint32_t jitter_us) {
+      double a_bytes_per_us = a_mbps * kMbps / 8e6;
+      double excess = (double)g.e.s - a_bytes_per_us * kRtt;
+      uint32_t rtt = kRtt + jitter_us + (excess > 0 ? (uint32_t)(excess / a_bytes_per_us) : 0);
+      return g.feed(std::min(a_mbps, (double)g.e.s * 8 / kRtt), rtt);
+    };
+    g.decide(45);
+    const uint32_t busy[] = {1500, 600, 2500, 800, 1200, 3000, 700, 1800};  // 0.6-3 ms: a path near full
+    for (int i = 0; g.t < 8'000'000'000 || g.last().why != SOBAS_WHY_LIFT_END; i++) {
+      ASSERT_LT(g.t, 60'000'000'000) << rule << ": no lift ended";
+      window(46, busy[i % 8]);
+    }
+    ASSERT_GE(g.count(SOBAS_WHY_LIFT), 2) << rule;
+    const size_t stop = g.acts.size();
+    const int64_t t_stop = g.t;
+    int windows = 0;
+    while (g.count(SOBAS_WHY_LIFT, stop) == 0 && windows < 100) {
+      window(96, 300);
+      windows++;
+    }
+    if (!rule) {
+      EXPECT_GT(windows, 8) << "without the rule: the backoff's wait";
+      continue;
+    }
+    EXPECT_LE(windows, 7) << "the drain of the lift's end, then 5 calm windows";
+    while (g.t - t_stop < 4'000'000'000) window(96, 300);
+    EXPECT_GE(g.e.s, bytes(96 * kMbps, kRtt) * 95 / 100) << "lifted to the emptied path within 4 s";
+  }
+}
+
+// The rule is for a path that calmed, not a host's stalls: held alone at A with a window in ten
+// stretched by the host, a pacer acts as it would without the rule.
+TEST(Engine, APacerAloneWithHostStallsLiftsAsWithoutTheCalmRule) {
+  std::vector<sobas_action> acts[2];
+  for (bool rule : {true, false}) {
+    sobas_engine_params p = with_lift();
+    sobas_engine_pacer_params(&p);
+    if (!rule) p.calm_windows = 0;
+    Engine g(0, p);
+    g.decide(90);
+    for (int i = 0; g.t < 30'000'000'000; i++) {
+      if (i % 10 == 3) {
+        g.feed(std::min(90.0, (double)g.e.s * 8 / kRtt) * 0.8, kRtt + 6000);
+      } else {
+        g.on_path(90);
+      }
+    }
+    acts[rule] = g.acts;
+  }
+  ASSERT_EQ(acts[0].size(), acts[1].size());
+  for (size_t i = 0; i < acts[0].size(); i++) {
+    EXPECT_EQ(acts[0][i].why, acts[1][i].why) << i;
+    EXPECT_EQ(acts[0][i].s, acts[1][i].s) << i;
+  }
+}
+
 // A pacer trimmed once, alone: a lift that then finds room is a new decision, and a later slowdown of
 // the path trims again instead of stepping aside.
 TEST(Engine, ALiftThatFindsRoomReArmsThePacersTrim) {
