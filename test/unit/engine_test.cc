@@ -100,11 +100,11 @@ struct Engine {
     EXPECT_EQ(e.state, SOBAS_ST_DECIDED);
   }
   // One held window on a path that gives a_mbps: the flow gets S/T up to A; a window above A·T queues
-  // the excess, which the RTT shows.
-  bool on_path(double a_mbps) {
+  // the excess, which the RTT shows, on top of jitter_us (cross traffic's bursts on a path near full).
+  bool on_path(double a_mbps, uint32_t jitter_us = 0) {
     double a_bytes_per_us = a_mbps * kMbps / 8e6;
     double excess = (double)e.s - a_bytes_per_us * base;
-    uint32_t rtt = base + (excess > 0 ? (uint32_t)(excess / a_bytes_per_us) : 0);
+    uint32_t rtt = base + jitter_us + (excess > 0 ? (uint32_t)(excess / a_bytes_per_us) : 0);
     double mbps = std::min(a_mbps, (double)e.s * 8 / base);
     return held(mbps, rtt);
   }
@@ -2259,26 +2259,18 @@ TEST(Engine, APacerLiftsWhenTheCrossTrafficsJitterStops) {
     sobas_engine_pacer_params(&p);
     if (!rule) p.calm_windows = 0;
     Engine g(0, p);
-    // One window on a path that gives a_mbps, each window's RTT jitter_us over the base plus the
-    // queue of a window over a_mbps.
-    auto window = [&g](double a_mbps, uint32_t jitter_us) {
-      double a_bytes_per_us = a_mbps * kMbps / 8e6;
-      double excess = (double)g.e.s - a_bytes_per_us * kRtt;
-      uint32_t rtt = kRtt + jitter_us + (excess > 0 ? (uint32_t)(excess / a_bytes_per_us) : 0);
-      return g.feed(std::min(a_mbps, (double)g.e.s * 8 / kRtt), rtt);
-    };
     g.decide(45);
     const uint32_t busy[] = {1500, 600, 2500, 800, 1200, 3000, 700, 1800};  // 0.6-3 ms: a path near full
     for (int i = 0; g.t < 8'000'000'000 || g.last().why != SOBAS_WHY_LIFT_END; i++) {
       ASSERT_LT(g.t, 60'000'000'000) << rule << ": no lift ended";
-      window(46, busy[i % 8]);
+      g.on_path(46, busy[i % 8]);
     }
     ASSERT_GE(g.count(SOBAS_WHY_LIFT), 2) << rule;
     const size_t stop = g.acts.size();
     const int64_t t_stop = g.t;
     int windows = 0;
     while (g.count(SOBAS_WHY_LIFT, stop) == 0 && windows < 100) {
-      window(96, 300);
+      g.on_path(96, 300);
       windows++;
     }
     if (!rule) {
@@ -2286,7 +2278,7 @@ TEST(Engine, APacerLiftsWhenTheCrossTrafficsJitterStops) {
       continue;
     }
     EXPECT_LE(windows, 7) << "the drain of the lift's end, then 5 calm windows";
-    while (g.t - t_stop < 4'000'000'000) window(96, 300);
+    while (g.t - t_stop < 4'000'000'000) g.on_path(96, 300);
     EXPECT_GE(g.e.s, bytes(96 * kMbps, kRtt) * 95 / 100) << "lifted to the emptied path within 4 s";
   }
 }
