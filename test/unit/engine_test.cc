@@ -2472,6 +2472,33 @@ TEST(Engine, ALiftWaitsForASenderSlowToTakeIt) {
   EXPECT_EQ(never.e.s, s);
 }
 
+// A lift its sender took only slowly, at the base RTT, ends when the wait runs out, but it queued
+// nothing: the next lift comes after the backoff, not after lift_share's nine lifts' length (the logged
+// `udp-leave` receiver: lifted at 85.5 of A = 100 Mb/s, 85-89 over 1.05 s at 40.0-40.2 ms, the next
+// lift 9.5 s later).
+TEST(Engine, ALiftThatQueuedNothingWaitsOnlyTheBackoff) {
+  Engine g(0, with_lift());
+  g.decide(85);
+  g.on_path_until_lift(100);
+  const double before = g.last().rate_bps / kMbps;
+  const int64_t lifted_at = g.t;
+  double mbps = before;
+  while (!g.held(mbps)) {
+    ASSERT_LT(g.t - lifted_at, 2'000'000'000) << "the lift never ended";
+    mbps += before * 0.003;  // 3-4% over the wait: under lift_grow, no room
+  }
+  ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END) << sobas_reason_name(g.last().why);
+  ASSERT_GE(g.t - lifted_at, g.p.lift_wait_ns) << "ended by the wait";
+  const int64_t ended_at = g.t;
+  const size_t ended = g.acts.size();
+  while (g.count(SOBAS_WHY_LIFT, ended) == 0) {
+    ASSERT_LT(g.t - ended_at, 20'000'000'000) << "no lift after";
+    g.on_path(100);
+  }
+  EXPECT_LT(g.t - ended_at, g.p.lift_backoff_ns + 1'000'000'000)
+      << "next lift " << (g.t - ended_at) / 1000000 << " ms after the quiet end";
+}
+
 // The lift waits through RTT noise that is no queue of its own: one window of the two it measures
 // 2.7 ms over the base, the other at it (a busy host, Poisson cross traffic), and finds the room once the
 // sender takes the window (the logged `bloated` run: decided at 43.7 of 77 Mb/s, the lift's windows
