@@ -2499,6 +2499,41 @@ TEST(Engine, ALiftThatQueuedNothingWaitsOnlyTheBackoff) {
       << "next lift " << (g.t - ended_at) / 1000000 << " ms after the quiet end";
 }
 
+// A chain of lifts (each after one that found room) that a host's bump ends short of A looks again
+// after the backoff, not after lift_share's nine lifts' length: the path gave room a lift ago.
+TEST(Engine, AChainEndedShortLooksAgainAfterTheBackoff) {
+  Engine g(0, with_lift());
+  g.decide(50);
+  while (g.count(SOBAS_WHY_LIFT) < 2) {
+    ASSERT_LT(g.t, 10'000'000'000) << "no chain";
+    g.on_path(100);
+  }
+  ASSERT_TRUE(g.e.lift_chained);
+  const double before = g.last().rate_bps / kMbps;
+  const int64_t lifted_at = g.t;
+  g.held(before);  // opens the lifted window
+  while (!g.held(before, kRtt + 6000)) ASSERT_LT(g.t - lifted_at, 2'000'000'000) << "the bump never ended it";
+  ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END) << sobas_reason_name(g.last().why);
+  const int64_t ended_at = g.t;
+  const size_t ended = g.acts.size();
+  while (g.count(SOBAS_WHY_LIFT, ended) == 0) {
+    ASSERT_LT(g.t - ended_at, 20'000'000'000) << "no lift after";
+    g.on_path(100);
+  }
+  const int64_t next = g.t - ended_at;
+  EXPECT_LT(next, g.p.lift_backoff_ns + 600'000'000) << "next lift " << next / 1000000 << " ms after the chain's end";
+
+  // A lift at A that follows none that found room waits lift_share's length, as before.
+  Engine at_a(0, with_lift());
+  at_a.decide(100);
+  at_a.on_path_until_lift(100);
+  const size_t first = at_a.acts.size();
+  while (at_a.count(SOBAS_WHY_LIFT_END, first) == 0) at_a.on_path(100);
+  ASSERT_FALSE(at_a.e.lift_chained);
+  const int64_t spent = at_a.t - at_a.e.lift_at_ns;
+  EXPECT_GE(at_a.e.lift_after_ns - at_a.t, 9 * spent - 1000000);
+}
+
 // The lift waits through RTT noise that is no queue of its own: one window of the two it measures
 // 2.7 ms over the base, the other at it (a busy host, Poisson cross traffic), and finds the room once the
 // sender takes the window (the logged `bloated` run: decided at 43.7 of 77 Mb/s, the lift's windows
