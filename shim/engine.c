@@ -1166,6 +1166,8 @@ static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *i
   e->lifting = 1;
   e->lifted = 1;
   e->lift_at_ns = in->t_ns;
+  uint32_t at = standing_rtt(in);
+  e->lift_rtt_us = at > base ? at : base;
   return act(e, a, SOBAS_ST_DECIDED, SOBAS_WHY_LIFT, 1, clamp_s(e, (uint64_t)((1.0 + lift_gain_now(e)) * e->s)),
              r_before, base, in->t_ns);
 }
@@ -1256,6 +1258,13 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
    * window that shows a queue says there was no room, unless it delivered the lifted rate (lift_bump). */
   uint32_t ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
   int queued = e->p.lift_queue_frac > 0 && rtt_above(in->rtt_us, ref, e->p.lift_queue_frac, e->p.queue_rtt_min_us);
+  /* Quiet is measured from the RTT the lift started at where that is lower: the RTT held alone is
+   * taken once, and beside cross traffic that later leaves it keeps the traffic's queue. Measured on
+   * `udp-leave` without sobasd: held clean 1.6 s in at 44 ms (base 40) beside the UDP; after the UDP
+   * stopped every lift at A queued 4 ms under that, read quiet and ran out its 1 s wait; with the next
+   * lift after the backoff alone, and the backoff reset by calmed() (a build with it on for receivers),
+   * the flow lifted half the time (RTT+ p50 3.75 ms, against 0.90-1.12 in that build's other runs). */
+  uint32_t quiet_ref = e->lift_rtt_us && e->lift_rtt_us < ref ? e->lift_rtt_us : ref;
   if (queued && lift_bump(e, in, base)) {
     e->lift_bumped = 1;
     return 0;
@@ -1287,7 +1296,7 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
     e->lift_chained = 1;
     return r;
   }
-  if (!queued && untaken(e, in, ref, got)) return 0;
+  if (!queued && untaken(e, in, quiet_ref, got)) return 0;
   uint64_t s = fit_to_loop(e, got, base, s_of(e, got, base));
   if (s < e->s_before_lift) {
     s = e->s_before_lift;
@@ -1312,7 +1321,7 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
    * host's bump ends a chain short of A. In the kept `udp-leave` logs of 2026-12-03/05, 61 of 182
    * senders' chain ends and 12 of 58 receivers' came under 0.93 of the rate the flow held later, the
    * next lift 1-9.5 s after them. At A it costs one more lift, which then waits as any other. */
-  int64_t spent = (!queued && lift_quiet(e, ref)) || e->lift_chained ? 0 : in->t_ns - e->lift_at_ns;
+  int64_t spent = (!queued && lift_quiet(e, quiet_ref)) || e->lift_chained ? 0 : in->t_ns - e->lift_at_ns;
   e->lift_after_ns = in->t_ns + lift_wait(e, spent);
   if ((e->lift_backoff_ns *= 2) > e->p.lift_backoff_max_ns) e->lift_backoff_ns = e->p.lift_backoff_max_ns;
   /* The queue the lift built drains as the window offered for it is consumed: held again after that. */

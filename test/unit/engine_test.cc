@@ -2534,6 +2534,31 @@ TEST(Engine, AChainEndedShortLooksAgainAfterTheBackoff) {
   EXPECT_GE(at_a.e.lift_after_ns - at_a.t, 9 * spent - 1000000);
 }
 
+// Held clean beside cross traffic that queues 3.8 ms (under the 10% a queue must stand at), then alone
+// once it leaves: a lift at A ends on its own 4 ms queue within its windows, not after lift_wait_ns,
+// though the RTT held alone still carries the cross traffic's queue.
+TEST(Engine, ALiftAfterTheCrossTrafficLeftEndsOnItsOwnQueue) {
+  Engine g(0, with_lift());
+  g.decide(45);
+  while (!g.e.held_clean) {
+    ASSERT_LT(g.t, 10'000'000'000) << "never held clean";
+    g.on_path(46, 3800);
+  }
+  ASSERT_GE(g.e.rtt_alone_us, kRtt + 3800);
+  while (g.t < 40'000'000'000) g.on_path(96);
+  int64_t lift_at = -1, longest = 0;
+  const size_t from = g.acts.size();
+  while (g.t < 80'000'000'000) {
+    size_t n = g.acts.size();
+    g.on_path(96);
+    if (g.acts.size() == n) continue;
+    if (g.last().why == SOBAS_WHY_LIFT) lift_at = g.t;
+    if (g.last().why == SOBAS_WHY_LIFT_END && lift_at >= 0) longest = std::max(longest, g.t - lift_at);
+  }
+  ASSERT_GT(g.count(SOBAS_WHY_LIFT_END, from), 0);
+  EXPECT_LT(longest, g.p.lift_wait_ns / 2) << "a lift at A ran " << longest / 1000000 << " ms";
+}
+
 // The lift waits through RTT noise that is no queue of its own: one window of the two it measures
 // 2.7 ms over the base, the other at it (a busy host, Poisson cross traffic), and finds the room once the
 // sender takes the window (the logged `bloated` run: decided at 43.7 of 77 Mb/s, the lift's windows
