@@ -140,13 +140,9 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
    * windows after their end (2 of 200 on the 0.25-BDP `shallow`), and one at A held about two windows
    * 3.5-5 ms over the base. Doubled to 32 s, the wait is what a path that frees up costs: on `udp-leave`,
    * in 2 of 16 runs, a lift ended just before the UDP stopped with the backoff at 8 s, and the flow held
-   * its share 7-8 s into the room (up_s 9.1 and 9.6 s; plain CUBIC's 0.2-2.2 in the same batches). */
+   * its share 7-8 s into the room (up_s 9.1 and 9.6 s; plain CUBIC's 0.2-2.2 in the same batches),
+   * unless it sees the path free up: then calmed() lifts at once. */
   p->lift_backoff_max_ns = 4000000000;
-  /* The bound is still what a path that frees up costs, unless the flow sees it free up: beside
-   * unresponsive cross traffic the path runs near full, and a held pacer's tcpi_rtt jitters by the
-   * cross traffic's bursts (on `udp-leave`, held at 43-47 of 100 Mb/s beside 50 of UDP: 24 of 51
-   * windows over 1 ms, up to 4.9); once it stops, by nothing (70 of the next 75 at 0.26-0.30 ms).
-   * calmed() lifts then. */
 }
 
 /* The T of S = R·T: the path's base RTT, or the RTT now until a base is known. */
@@ -1174,7 +1170,7 @@ static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *i
 }
 
 /* Whether the lift's last two windows showed no queue of its own: their least RTT at most equal_tol/2
- * (or 1 ms) over the RTT held alone. */
+ * (or 1 ms) over ref, the RTT the lift is measured from. */
 static int lift_quiet(const struct sobas_engine *e, uint32_t ref) {
   return !rtt_above(least_rtt(e, 2), ref, e->p.equal_tol / 2, 1000);
 }
@@ -1187,8 +1183,8 @@ static int lift_quiet(const struct sobas_engine *e, uint32_t ref) {
  * to lift_wait_ns for the sender to grow into it, and ends as any other once a queue or room shows.
  * Quiet (at A, a lift queues 10% of T, and that queue stands in both windows: measured at 76.3 Mb/s
  * of A = 77, 42.7 ms in each on the 40 ms path), and their mean rate (`got`) within equal_tol of the
- * rate held before. Neither each window's RTT nor its rate: on the 2-BDP path beside Poisson cross traffic on a busy host
- * the held windows read 40-43 ms with no queue (each of 9 pairs had one over the 1 ms, 3 had both)
+ * rate held before. Neither each window's RTT nor its rate: on the 2-BDP path beside Poisson cross
+ * traffic on a busy host the held windows read 40-43 ms with no queue (each of 9 pairs had one over the 1 ms, 3 had both)
  * and 34-45 Mb/s around 41; a flow decided at 43.7 Mb/s of A = 77 (its sender out of slow start at 10
  * Mb/s, HyStart on a host stall) ended its lift on windows of 39.9 Mb/s at 40.1 ms and 47.0 at 42.8,
  * the next read 48.3 (the room it had), and it held 43.7 for 5 s more. A stall sinks both windows'

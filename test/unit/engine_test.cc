@@ -2249,30 +2249,42 @@ TEST(Engine, APacersLiftPassesOneQueuedWindowThatCarriedItsRate) {
   }
 }
 
+// Held at 45 Mb/s beside unresponsive cross traffic whose bursts read busy[] over the base RTT (for 8 s
+// and to the end of a lift), then alone on the emptied path (96 Mb/s, calm_us over the base): the
+// windows to the first lift after the cross traffic stopped (100: none), and when it stopped.
+int windows_to_lift_after_calm(Engine &g, const uint32_t (&busy)[8], uint32_t calm_us, int64_t *t_stop) {
+  g.decide(45);
+  for (int i = 0; g.t < 8'000'000'000 || g.last().why != SOBAS_WHY_LIFT_END; i++) {
+    if (g.t > 60'000'000'000) {
+      ADD_FAILURE() << "no lift ended beside the cross traffic";
+      return 100;
+    }
+    g.on_path(46, busy[i % 8]);
+  }
+  EXPECT_GE(g.count(SOBAS_WHY_LIFT), 2) << "lifts that found nothing beside it";
+  const size_t stop = g.acts.size();
+  *t_stop = g.t;
+  int windows = 0;
+  while (g.count(SOBAS_WHY_LIFT, stop) == 0 && windows < 100) {
+    g.on_path(96, calm_us);
+    windows++;
+  }
+  return windows;
+}
+
 // A pacer held beside unresponsive cross traffic that stops: its windows deliver S at the base RTT
 // before and after, and only a lift finds the room. The RTT's jitter tells: the cross traffic's bursts
 // queue on a path near full, nothing does on an emptied one. Calm after busy, the flow lifts at once
 // instead of waiting out a backoff of up to 4 s.
 TEST(Engine, APacerLiftsWhenTheCrossTrafficsJitterStops) {
+  const uint32_t busy[] = {1500, 600, 2500, 800, 1200, 3000, 700, 1800};  // 0.6-3 ms: a path near full
   for (bool rule : {true, false}) {
     sobas_engine_params p = with_lift();
     sobas_engine_pacer_params(&p);
     if (!rule) p.calm_windows = 0;
     Engine g(0, p);
-    g.decide(45);
-    const uint32_t busy[] = {1500, 600, 2500, 800, 1200, 3000, 700, 1800};  // 0.6-3 ms: a path near full
-    for (int i = 0; g.t < 8'000'000'000 || g.last().why != SOBAS_WHY_LIFT_END; i++) {
-      ASSERT_LT(g.t, 60'000'000'000) << rule << ": no lift ended";
-      g.on_path(46, busy[i % 8]);
-    }
-    ASSERT_GE(g.count(SOBAS_WHY_LIFT), 2) << rule;
-    const size_t stop = g.acts.size();
-    const int64_t t_stop = g.t;
-    int windows = 0;
-    while (g.count(SOBAS_WHY_LIFT, stop) == 0 && windows < 100) {
-      g.on_path(96, 300);
-      windows++;
-    }
+    int64_t t_stop = 0;
+    const int windows = windows_to_lift_after_calm(g, busy, 300, &t_stop);
     if (!rule) {
       EXPECT_GT(windows, 8) << "without the rule: the backoff's wait";
       continue;
@@ -2287,22 +2299,13 @@ TEST(Engine, APacerLiftsWhenTheCrossTrafficsJitterStops) {
 // whose bursts read 1-3 ms over the base in most windows, it lifts within a few windows once they stop,
 // not after a backoff doubled by the lifts that found nothing beside them.
 TEST(Engine, AReceiverLiftsWhenItsRcvRttCalms) {
+  const uint32_t busy[] = {2000, 1000, 3000, 0, 2000, 3000, 1000, 2000};  // whole ms
   for (bool rule : {true, false}) {
     sobas_engine_params p = with_lift();
     if (!rule) p.calm_windows = 0;
     Engine g(0, p);
-    g.decide(45);
-    const uint32_t busy[] = {2000, 1000, 3000, 0, 2000, 3000, 1000, 2000};  // whole ms
-    for (int i = 0; g.t < 8'000'000'000 || g.last().why != SOBAS_WHY_LIFT_END; i++) {
-      ASSERT_LT(g.t, 60'000'000'000) << rule << ": no lift ended";
-      g.on_path(46, busy[i % 8]);
-    }
-    const size_t stop = g.acts.size();
-    int windows = 0;
-    while (g.count(SOBAS_WHY_LIFT, stop) == 0 && windows < 100) {
-      g.on_path(96);
-      windows++;
-    }
+    int64_t t_stop = 0;
+    const int windows = windows_to_lift_after_calm(g, busy, 0, &t_stop);
     if (rule) {
       EXPECT_LE(windows, 10) << "the drain of the lift's end, then 5 calm windows";
     } else {
