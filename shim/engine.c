@@ -93,6 +93,8 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
                                   0.25-BDP buffer of `shallow`; 18 -> 55.1 Mb/s at 40 ms takes 8 lifts, not 13 */
       .lift_wait_ns = 1000000000, /* CUBIC near its last peak grows a packet or two per round trip: in 25
                                      round trips at 40 ms, 10-20% of a 250-packet window */
+      .lift_cap_flat = 0.005,  /* lifted on `gig`, windows of 963.7-966.0 Mb/s at A = 965 (a 1 Gb/s emulator); a
+                                  sender growing into a lift, 85 -> 89 Mb/s over 1 s, moves ~0.7% in three windows */
       .lift_backoff_ns = 1000000000,        /* measured: a 1 Gb/s flow decided at 76% of A in slow start
                                                (C' 18% low) lost a quarter of its 6 s transfer */
       .lift_backoff_max_ns = 32000000000,   /* at A, lifts every 32 s queue ~0.1·T for ~1% of the time */
@@ -1175,6 +1177,26 @@ static int lift_quiet(const struct sobas_engine *e, uint32_t ref) {
   return !rtt_above(least_rtt(e, 2), ref, e->p.equal_tol / 2, 1000);
 }
 
+/* A lift whose last three windows (not its first, which opens the window) sit flat, within
+ * lift_cap_flat, and lift_grow/2 or more over the rate before has taken what the path gives: the
+ * sender took the window, the path capped it short of room. Waiting lift_wait_ns on it only meets the
+ * next stall. Measured on `gig` (9271f06): decided at 923 Mb/s of A = 965 on slow start's plateau,
+ * held mostly at 890-907 (a loop longer than the base RTT), two receivers' lifts read 963.7-966.0
+ * Mb/s for 5 and 12 windows at 20.0-20.6 ms, +4.5% (under lift_grow), waited, and ended on host
+ * stalls at 738 and 907 Mb/s, S where it began: 852.7 and 860.6 Mb/s where plain CUBIC's valid runs
+ * made 929.0-933.8. */
+static int at_the_paths_rate(const struct sobas_engine *e) {
+  if (e->lifting < 5 || e->n_rates < 3 || e->p.lift_cap_flat <= 0) return 0;
+  const uint64_t *r = e->rates + e->n_rates - 3;
+  uint64_t lo = r[0], hi = r[0];
+  for (int i = 1; i < 3; i++) {
+    if (r[i] < lo) lo = r[i];
+    if (r[i] > hi) hi = r[i];
+  }
+  return (double)hi <= (1.0 + e->p.lift_cap_flat) * (double)lo &&
+         (double)lo >= (1.0 + e->p.lift_grow / 2) * (double)e->r_before_lift;
+}
+
 /* The lift so far found neither room nor a queue, the rate as it was: the sender has not taken the
  * window yet. A CUBIC sender near the peak of its last loss grows its cwnd by a packet or two a round
  * trip, and a window held at S gives it no reason to grow at all (measured on the 0.25-BDP path: decided
@@ -1190,7 +1212,7 @@ static int lift_quiet(const struct sobas_engine *e, uint32_t ref) {
  * the next read 48.3 (the room it had), and it held 43.7 for 5 s more. A stall sinks both windows'
  * mean. */
 static int untaken(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t ref, uint64_t got) {
-  if (!lift_quiet(e, ref)) return 0;
+  if (!lift_quiet(e, ref) || at_the_paths_rate(e)) return 0;
   return in->t_ns - e->lift_at_ns < e->p.lift_wait_ns &&
          (double)got >= (1.0 - e->p.equal_tol) * (double)e->r_before_lift;
 }

@@ -2518,6 +2518,42 @@ TEST(Engine, ALiftWaitsForASenderSlowToTakeIt) {
   EXPECT_EQ(never.e.s, s);
 }
 
+// Decided on slow start's plateau a little under A (923 of 965 Mb/s on `gig`), held at what a loop
+// longer than the base RTT gives (900), a lift reads the path's rate flat, +4.5% (short of lift_grow's
+// room): the sender took the window and the path capped it. The lift ends there, S fitted to it, not
+// after lift_wait_ns on whatever window then comes (a host stall: S back where it began). A sender
+// still growing into the lift (+0.3% a window) waits as before.
+TEST(Engine, ALiftThatReadsThePathsRateFlatEndsThere) {
+  for (bool rule : {true, false}) {
+    sobas_engine_params p = with_lift();
+    if (!rule) p.lift_cap_flat = 0;
+    Engine g(0, p);
+    g.decide(92.3);
+    const uint64_t s = g.e.s;
+    g.on_path_until_lift(90, true);
+    g.held(93.8, kRtt + 300);  // the first lifted window opens it
+    int flat = 0;
+    while (g.last().why == SOBAS_WHY_LIFT && flat < 5) {
+      g.held(96.5, kRtt + 300);
+      flat++;
+    }
+    g.held(74, kRtt + 6000);  // a host stall
+    g.held(80, kRtt + 3000);
+    ASSERT_EQ(g.count(SOBAS_WHY_LIFT_END), 1) << rule;
+    if (rule) {
+      EXPECT_EQ(flat, 3) << "three flat windows after the first";
+      EXPECT_GE(g.e.s, bytes(96.5 * kMbps, kRtt)) << "S fitted to 96.5 Mb/s";
+    } else {
+      EXPECT_EQ(g.e.s, s) << "without the rule the lift ends on the stall";
+    }
+  }
+  Engine growing(0, with_lift());
+  growing.decide(85);
+  growing.on_path_until_lift(85, true);
+  double rate = 85 * 1.03;
+  for (int i = 0; i < 6; i++, rate *= 1.003) EXPECT_FALSE(growing.held(rate, kRtt + 300)) << i << ": still growing";
+}
+
 // A lift its sender took only slowly, at the base RTT, ends when the wait runs out, but it queued
 // nothing: the next lift comes after the backoff, not after lift_share's nine lifts' length (the logged
 // `udp-leave` receiver: lifted at 85.5 of A = 100 Mb/s, 85-89 over 1.05 s at 40.0-40.2 ms, the next
