@@ -1187,13 +1187,8 @@ static int lift_quiet(const struct sobas_engine *e, uint32_t ref) {
  * made 929.0-933.8. */
 static int at_the_paths_rate(const struct sobas_engine *e) {
   if (e->lifting < 5 || e->n_rates < 3 || e->p.lift_cap_flat <= 0) return 0;
-  const uint64_t *r = e->rates + e->n_rates - 3;
-  uint64_t lo = r[0], hi = r[0];
-  for (int i = 1; i < 3; i++) {
-    if (r[i] < lo) lo = r[i];
-    if (r[i] > hi) hi = r[i];
-  }
-  return (double)hi <= (1.0 + e->p.lift_cap_flat) * (double)lo &&
+  uint64_t lo = least_rate(e, 3);
+  return (double)max_rate(e, 3) <= (1.0 + e->p.lift_cap_flat) * (double)lo &&
          (double)lo >= (1.0 + e->p.lift_grow / 2) * (double)e->r_before_lift;
 }
 
@@ -1206,8 +1201,8 @@ static int at_the_paths_rate(const struct sobas_engine *e) {
  * Quiet (at A, a lift queues 10% of T, and that queue stands in both windows: measured at 76.3 Mb/s
  * of A = 77, 42.7 ms in each on the 40 ms path), and their mean rate (`got`) within equal_tol of the
  * rate held before. Neither each window's RTT nor its rate: on the 2-BDP path beside Poisson cross
- * traffic on a busy host the held windows read 40-43 ms with no queue (each of 9 pairs had one over the 1 ms, 3 had both)
- * and 34-45 Mb/s around 41; a flow decided at 43.7 Mb/s of A = 77 (its sender out of slow start at 10
+ * traffic on a busy host the held windows read 40-43 ms with no queue (each of 9 pairs had one over
+ * the 1 ms, 3 had both) and 34-45 Mb/s around 41; a flow decided at 43.7 Mb/s of A = 77 (its sender out of slow start at 10
  * Mb/s, HyStart on a host stall) ended its lift on windows of 39.9 Mb/s at 40.1 ms and 47.0 at 42.8,
  * the next read 48.3 (the room it had), and it held 43.7 for 5 s more. A stall sinks both windows'
  * mean. */
