@@ -232,3 +232,18 @@ hello" ]
   [ "$(grep -c 'ev=open .*origin=inherited' "$LOG")" -eq 1 ]
   grep -q "ev=close .*peer=127.0.0.1:$HTTP_PORT .*role=receiver" "$LOG"
 }
+
+# Namespaces a killed test run left (its teardown never ran) go at the next run of the same kind; a live
+# run's stay. The dead run's PID is over pid_max, so no process can have it.
+@test "test namespaces a killed run left are deleted by the next run, a live run's kept" {
+  local dead=sweep-$(( $(cat /proc/sys/kernel/pid_max) + 1 )) live=sweep-$$
+  ip netns add "$dead-srv"
+  ip netns add "$dead-cli"
+  ip netns add "$live-srv"
+  netns_sweep "$live"
+  local left
+  left=$(ip netns list | awk '{print $1}' | grep -E '^sweep-' | sort | tr '\n' ' ')
+  netns_down "$dead"
+  netns_down "$live"
+  [ "$left" = "$live-srv " ]
+}

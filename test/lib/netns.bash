@@ -2,6 +2,8 @@
 #
 #   netns_up NAME      creates NAME-srv (10.77.0.1, fd77::1) and NAME-cli (10.77.0.2, fd77::2)
 #   netns_down NAME    kills every process left in them and deletes them; safe to call twice
+#   netns_sweep NAME   deletes what a run of NAME's prefix (NAME less its -PID) left when killed before
+#                      its teardown, where that PID is gone; netns_up calls it
 #   in_srv/in_cli CMD  runs CMD in that namespace
 #
 # Names are per run (callers pass e.g. sobas-$$) so parallel runs and leftovers never collide.
@@ -13,6 +15,7 @@ NETNS_CLI_IP6=fd77::2
 
 netns_up() {
   local name=$1
+  netns_sweep "$name"
   netns_down "$name"
   ip netns add "$name-srv"
   ip netns add "$name-cli"
@@ -38,6 +41,19 @@ netns_down() {
     # What a sobasd there left: its steered-flows table, named by the namespace (sobas/steered.h).
     rm -f "/dev/shm/sobasd.steered.$(stat -L -c %i "/run/netns/$ns" 2>/dev/null)"
     ip netns delete "$ns" 2>/dev/null
+  done
+  return 0
+}
+
+# A run killed outright (SIGKILL, a CI time limit, a session's end) never reaches teardown_file: its
+# namespaces outlive it. Found on 2026-12-05: sobasd-e2e-11654-srv and -cli, from a CI run killed
+# during the end-to-end tests at 09:24, still there at 12:20.
+netns_sweep() {
+  local name=$1 ns run
+  [[ $name =~ ^(.+)-[0-9]+$ ]] || return 0
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${BASH_REMATCH[1]}-[0-9]+-srv$"); do
+    run=${ns%-srv}
+    kill -0 "${run##*-}" 2>/dev/null || netns_down "$run"
   done
   return 0
 }
