@@ -82,6 +82,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .resume_backoff_ns = 2000000000,      /* a return that finds the competitor again costs ~1 s at a */
       .resume_backoff_max_ns = 64000000000, /* reduced rate: doubling bounds what vain returns cost */
       .lift_gain = 0.10,       /* at A a lift queues 10% of T for ~3 windows: under the 5% RTT bar's p50 */
+      .lift_first_held = 1,    /* the first lift with the first held window at the base RTT (first_lift_due) */
       .ss_queue_frac = 0,      /* a receiver's RTT lags slow start's queue by a round or more */
       .ss_queue_min_us = 5000,
       .lift_queue_frac = 0,    /* a receiver's lift queues at most lift_gain of its window */
@@ -136,7 +137,6 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->aside_undrained = 1;
   p->ca_ceiling_gain = 0; /* a pace is no offered window: it holds at once */
   p->lift_fit_max = 0;    /* ... nor a window that a longer loop slows: a pace over A only queues */
-  p->lift_first_held = 1; /* its lift ends at the first queue: it need not wait for a clean hold (first_lift_due) */
   /* Ending at its first queue, a pacer's lift that finds nothing costs little: over the kept sender runs
    * of 2026-12-03/04 (246 runs, this bound's among them), 3 of 1974 lifts met a retransmission by three
    * windows after their end (2 of 200 on the 0.25-BDP `shallow`), and one at A held about two windows
@@ -1123,14 +1123,22 @@ static int lift_due(const struct sobas_engine *e, const struct sobas_engine_inpu
          e->s < e->p.s_max;
 }
 
-/* A pacer's first lift need not wait for a clean hold: its RTT is exact and its lift ends at the first
+/* The first lift need not wait for a clean hold. A pacer's RTT is exact and its lift ends at the first
  * window that shows a queue (lift_queue_frac), so a lift at A costs a window or two of queue (on `long`
  * 6-35 ms over the 150 ms base, ~0.5 s), and the clean hold's 2·queue_span - 1 windows held low cost more.
  * Measured on `long` (A = 38.3 Mb/s, 150 ms, 7 sender runs): decided in slow start at 35.8-36.8 Mb/s (6 of
  * 7) on windows slowed by its own drain (the pace cut by the queue's share), held at the base RTT from the
  * first window after it, and lifted 2.4-2.9 s after the decision (five windows of ~0.5 s), to 37.8-38.7 in
  * one lift: 0.971x max buffer's goodput. Lifted with the first held window: 0.49-0.98 s after the
- * decision, 0.979x (10 runs; docs/engine.md: what is left). Alone (siblings lift in turn, held_queue),
+ * decision, 0.979x (10 runs; docs/engine.md: what is left).
+ * A receiver's lift at A queues lift_gain of T for its three windows, as the clean hold's first lift
+ * would, only sooner; at 20 ms queue_min_ns makes the clean hold 15 windows. Measured on `gig` (A = 965
+ * Mb/s), receivers first lifted 0.61-0.69 s after their decisions with the probe (13 interleaved runs)
+ * and 0.70-0.98 s after without (12 of 13), one decided in slow start on a host stall (534 then 496
+ * Mb/s at +7 ms) holding 515 Mb/s all that time; with the rule, 0.10-0.11 s after with the probe (the
+ * decision's drain, then one window; 11 runs) and 0.19-0.72 s without (10). The lift's room for
+ * fit_to_loop is measured from that one held window's rate (delivered_at_base).
+ * Alone (siblings lift in turn, held_queue),
  * with the window at the base RTT: a competitor's queue is no room, and the lift would only delay the step
  * aside. Not after a trim either: the trim measured what the path gives, and a lift at once paces over it
  * again (measured on `gig-udp`, A = 551 Mb/s beside constant UDP: 2 of 3 decided at 625-633, trimmed to
@@ -1404,7 +1412,7 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
       e->lift_backoff_ns = e->p.lift_backoff_ns;
       return lift_start(e, in, a, e->r_held, 0, 0);
     }
-    if (first_lift_due(e, in)) return lift_start(e, in, a, e->r_held, 0, 0);
+    if (first_lift_due(e, in)) return lift_start(e, in, a, e->r_held, delivered_at_base(e, in, 1), 0);
     uint32_t k = queue_span(e, base_rtt(in), e->n_rates);
     /* Room is measured against what was held, never below the rate S was set from: a host stall or a
      * dip of cross traffic in the held windows (measured: 87.4 after a decision at 91.2 Mb/s) would

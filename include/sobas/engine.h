@@ -95,7 +95,7 @@ struct sobas_engine_params {
   double ss_queue_frac;     /* > 0: in slow start, a window at the highest rate yet whose RTT is this far (and ss_queue_min_us) over the base decides on that rate: a pacer's exact RTT sees its own slow start fill the buffer a round before it overflows */
   uint32_t ss_queue_min_us;  /* ... and at least this many µs over it */
   double lift_queue_frac;   /* > 0: a lift also ends at the first window whose RTT is this far (and queue_rtt_min_us) over the RTT held alone: a pacer's lift queues without bound */
-  uint8_t lift_first_held;   /* alone and untrimmed, the first lift comes with the first held window at the base RTT, not after a clean hold (a pacer: lift_queue_frac ends it at once at A) */
+  uint8_t lift_first_held;   /* alone and untrimmed, the first lift comes with the first held window at the base RTT, not after a clean hold */
   int64_t lift_wait_ns;     /* a lift that finds neither room nor a queue waits this long for the sender to take it */
   double lift_cap_flat;     /* ... unless three of its windows after the first sit within this share of each other, lift_grow/2 over the rate before: the path's rate, reached */
   int64_t lift_backoff_ns;  /* the least time between lifts that found nothing; doubles after each */

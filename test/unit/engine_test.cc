@@ -1662,6 +1662,7 @@ TEST(Engine, ASiblingThatLeavesIsLookedForAtOnce) {
 TEST(Engine, SearchingLastsUntilTheDecisionIsHeld) {
   sobas_engine_params p = Engine::defaults();
   p.lift_gain = 0.10;
+  p.lift_first_held = 0;  // held for a while before the lift
   Engine g(0, p);
   EXPECT_TRUE(sobas_engine_searching(&g.e)) << "slow start";
   g.decide(50);
@@ -2182,7 +2183,9 @@ TEST(Engine, ALiftFitsTheHeldWindowToItsLoop) {
   while (g.count(SOBAS_WHY_LIFT_END, ended) == 0 && g.t < 100'000'000'000) g.on_path(96.5);
   ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END);
   EXPECT_EQ(g.e.s, fitted) << "a window that delivers A is not fitted again";
-  Engine queued(0, with_lift());
+  sobas_engine_params clean_first = with_lift();
+  clean_first.lift_first_held = 0;  // the RTT held alone is taken over a clean hold at the base
+  Engine queued(0, clean_first);
   queued.decide(96.5);
   const uint64_t s2 = queued.e.s;
   queued.on_path_until_lift(96.5);  // held alone at A, at the base RTT
@@ -2407,6 +2410,29 @@ TEST(Engine, APacersFirstLiftComesWithItsFirstHeldWindow) {
       EXPECT_EQ(g.count(SOBAS_WHY_COMPETING), 0);
       EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
     }
+  }
+}
+
+// A receiver decided low in slow start (on `gig`, a host stall read 534 then 496 Mb/s of A = 965 as a
+// plateau at 20 ms) lifts with its first held window at the base RTT too, and its lifts reach A; without
+// lift_first_held it holds the decision's rate for the clean hold first, 2·queue_span - 1 windows (8 at
+// 20 ms: queue_min_ns), as the recorded flow did for 650 ms.
+TEST(Engine, AReceiversFirstLiftComesWithItsFirstHeldWindow) {
+  const uint32_t base = 20000;
+  for (bool first_held : {true, false}) {
+    sobas_engine_params p = with_lift();
+    p.lift_first_held = first_held;
+    Engine g(0, p, base);
+    g.decide(515);
+    int windows = 0;
+    while (g.count(SOBAS_WHY_LIFT) == 0 && windows < 40) {
+      g.on_path(965);
+      windows++;
+    }
+    EXPECT_EQ(windows, first_held ? 2 : 16) << first_held;  // the first drains the window offered before
+    while (g.e.s < bytes(915 * kMbps, base) && g.t < 10'000'000'000) g.on_path(965);
+    EXPECT_GE(g.e.s, bytes(915 * kMbps, base)) << first_held;
+    EXPECT_EQ(g.count(SOBAS_WHY_COMPETING), 0) << first_held;
   }
 }
 
