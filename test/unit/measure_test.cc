@@ -154,6 +154,9 @@ TEST_F(LimitTest, ASenderIsLimitedByWhatHeldItForOverHalfTheWindow) {
   EXPECT_EQ(sender(30000, 0, 0), SOBAS_LIMIT_APP);           // idle more than half: nothing to send
   w.app_limited = 1;
   EXPECT_EQ(sender(80000, 0, 0, 1), SOBAS_LIMIT_APP);        // the kernel's own mark
+  // ... which is its last delivery sample's: a window the peer's window held for most of it is the
+  // peer's (measured: held 168 of 168 ms by a slow reader's window, marked at the end)
+  EXPECT_EQ(sender(80000, 80000, 0), SOBAS_LIMIT_PEER_WINDOW);
   w.app_limited = 0;
   EXPECT_EQ(sender(80000, 50000, 0, 1), SOBAS_LIMIT_PEER_WINDOW);
   EXPECT_EQ(sender(80000, 0, 40000), SOBAS_LIMIT_SNDBUF);
