@@ -108,8 +108,9 @@ enum sobas_limit sobas_window_limit(enum sobas_role role, const struct sobas_win
      * send. The peer's window is told by its share of the window too, before the kernel's app-limited
      * mark, which is its last delivery sample's alone: a sender the peer's window held for all of a 168
      * ms window (a reader of 2 MB/s) read "application" when the window it had just been given ran its
-     * queue dry at the end (WAN test of LIMITED BY, 1 of 29 windows; a run of the suite read the peer's
-     * window in 4 of 27). Neither label is fed to the engine, so only the label moves. */
+     * queue dry at the end (WAN test of LIMITED BY: 1 of the 97 windows it held over half, in 4 runs;
+     * a run of the suite read the peer's window in 4 of 27). Neither label is fed to the engine, so
+     * only the label moves. */
     if ((double)w->busy_us < 0.5 * dur_us) return SOBAS_LIMIT_APP;
     if ((double)w->rwnd_limited_us >= 0.5 * dur_us) return SOBAS_LIMIT_PEER_WINDOW;
     if (w->app_limited) return SOBAS_LIMIT_APP;
