@@ -2415,8 +2415,8 @@ TEST(Engine, APacersFirstLiftComesWithItsFirstHeldWindow) {
 
 // A receiver decided low in slow start (on `gig`, a host stall read 534 then 496 Mb/s of A = 965 as a
 // plateau at 20 ms) lifts with its first held window at the base RTT too, and its lifts reach A; without
-// lift_first_held it holds the decision's rate for the clean hold first, 2·queue_span - 1 windows (8 at
-// 20 ms: queue_min_ns), as the recorded flow did for 650 ms.
+// lift_first_held it holds the decision's rate for the clean hold first, 2·queue_span - 1 windows
+// (queue_span 8 at 20 ms: queue_min_ns), as the recorded flow did for 650 ms.
 TEST(Engine, AReceiversFirstLiftComesWithItsFirstHeldWindow) {
   const uint32_t base = 20000;
   for (bool first_held : {true, false}) {
