@@ -1139,10 +1139,11 @@ static int lift_due(const struct sobas_engine *e, const struct sobas_engine_inpu
  * decision's drain, then one window; 11 runs) and 0.19-0.72 s without (10). The lift's room for
  * fit_to_loop is measured from that one held window's rate (delivered_at_base).
  * Alone (siblings lift in turn, held_queue), with the window at the base RTT: a competitor's queue is no
- * room, and the lift would only delay the step aside. Not after a trim either: the trim measured what the path gives, and a lift at once paces over it
- * again (measured on `gig-udp`, A = 551 Mb/s beside constant UDP: 2 of 3 decided at 625-633, trimmed to
- * 552-555, lifted 0.12 s later and back, one trimmed again to 536 and held there 0.65 s: 3 runs at 496-527
- * Mb/s against 530-536 before, RTT+ p50 0.74-1.44 ms against 0.45-0.92). */
+ * room, and the lift would only delay the step aside. Not after a trim either: the trim measured what the
+ * path gives, and a lift at once paces over it again (measured on `gig-udp`, A = 551 Mb/s beside constant
+ * UDP: 2 of 3 decided at 625-633, trimmed to 552-555, lifted 0.12 s later and back, one trimmed again to
+ * 536 and held there 0.65 s: 3 runs at 496-527 Mb/s against 530-536 before, RTT+ p50 0.74-1.44 ms against
+ * 0.45-0.92). */
 static int first_lift_due(const struct sobas_engine *e, const struct sobas_engine_input *in) {
   return e->p.lift_first_held && e->p.lift_gain > 0 && e->held && !e->lifted && !e->trim_ns &&
          !in->siblings && in->rate_bps && e->s < e->p.s_max &&
