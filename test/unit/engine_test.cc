@@ -2436,6 +2436,33 @@ TEST(Engine, AReceiversFirstLiftComesWithItsFirstHeldWindow) {
   }
 }
 
+// A probed receiver's first lift comes before any clean hold, so no RTT was held alone: the window's
+// least echo stands in for it. On `gig` (20 ms) a flow alone sees its echoes 0.5-0.8 ms over the base
+// and 0.1-0.5 over their least: its own bursts, a loop to fit. Beside Poisson cross traffic the echoes
+// spread 0.6-1.6 ms over their least: a queue that a larger window would take more of the FIFO with.
+TEST(Engine, AFirstLiftFitsTheLoopItsWindowsEchoesShow) {
+  const uint32_t base = 20000;
+  for (uint32_t least_us : {base + 300, base + 50}) {
+    Engine g(0, with_lift(), base);
+    g.decide(878);
+    const uint64_t decided = g.e.s;
+    int windows = 0;
+    while (g.count(SOBAS_WHY_LIFT) == 0 && windows++ < 5) g.held(860, base + 700, least_us);
+    ASSERT_EQ(g.count(SOBAS_WHY_LIFT), 1) << least_us;
+    // the recorded lift's windows (Mb/s, echo mean over the base): the last two over 1 ms end it
+    for (auto w : {std::pair<double, uint32_t>{888, 1483}, {926, 981}, {918, 1250}, {929, 1164}})
+      g.held(w.first, base + w.second, least_us);
+    ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END) << least_us;
+    const uint64_t unfitted = bytes((uint64_t)(g.last().rate_bps), base);
+    if (least_us == base + 300) {
+      EXPECT_GT(g.e.s, unfitted * 102 / 100) << "echoes 0.4 ms over their least: the loop is the flow's own";
+      EXPECT_LE(g.e.s, unfitted * 104 / 100 + 1) << "by at most lift_fit_max";
+    } else {
+      EXPECT_EQ(g.e.s, std::max(unfitted, decided)) << "echoes 0.65 ms over their least: no fit";
+    }
+  }
+}
+
 // A pacer's first lift is for a flow alone on a queue-free path: a small queue in its first held windows
 // (held once drain_rtts are up, under half the one it decided with), siblings on the path, or a trim
 // since the decision (it measured what the path gives) leave it to the clean hold.
