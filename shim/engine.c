@@ -1243,8 +1243,8 @@ static int64_t lift_wait(const struct sobas_engine *e, int64_t spent) {
  * logs with the probe: held windows' echo mean over the base 472-1056 us (deciles) on `gig`, over
  * their least 133-491; beside Poisson UDP on `typical` 1063-2446 over the base, 576-1562 over the least
  * (2994 and 856 windows). Against the base, 14 of 16 first lifts on `gig` ended at S = 2.36-2.46 MB
- * until the second lift, ~1.4 s later, fitted it to 2.49-2.51; in an interleaved batch first lifts so
- * held 938-949 Mb/s (median per run) until the second, and fitted ones 954-963. */
+ * until the second lift, ~1.4 s later, fitted it to 2.49-2.51; in an interleaved batch first lifts
+ * ended at 2.45-2.47 MB held 938-952 Mb/s (median per run) until the second, at 2.50-2.51 954-963. */
 static uint64_t delivered_at_base(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t k) {
   uint32_t base = base_rtt(in), ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
   if (!e->rtt_alone_us && in->probe && in->rtt_least_us > ref) ref = in->rtt_least_us;
