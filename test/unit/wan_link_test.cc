@@ -24,8 +24,8 @@ struct Link {
   std::vector<uint64_t> drain(uint64_t t) {
     std::vector<uint64_t> out;
     uint64_t slot, rel;
-    uint32_t len;
-    while (wan_link_pop(&l, t, &slot, &len, &rel)) out.push_back(rel);
+    uint32_t len, virt;
+    while (wan_link_pop(&l, t, &slot, &len, &rel, &virt)) out.push_back(rel);
     return out;
   }
 };
@@ -282,6 +282,31 @@ TEST(WanLink, LatenessIsSendTimeMinusReleaseTime) {
   wan_link_sent(&k.l, 3000, 2990);  // early is on time, not negative
   EXPECT_EQ(k.l.st.late_sum_ns, 40u);
   EXPECT_EQ(k.l.st.late_max_ns, 30u);
+}
+
+// Cross traffic the link makes up itself queues and serialises as read packets do, at the time given
+// (no read-batch spacing), and pops marked: the emulator writes nothing for it and reports no
+// lateness, and the stats count it apart.
+TEST(WanLink, MadeUpCrossTrafficTakesTheLinkButIsNeverWritten) {
+  wan_params p{};
+  p.rate_bps = 1000000000;  // 1500 B = 12 µs
+  p.delay_ns = 10 * kMs;
+  p.limit_bytes = 3000;
+  Link k(p);
+  ASSERT_EQ(wan_link_offer_virtual(&k.l, 0, 1500), WAN_QUEUED);
+  ASSERT_EQ(k.offer(1000, 1500), WAN_QUEUED);  // behind the made-up packet on the wire
+  EXPECT_EQ(wan_link_offer_virtual(&k.l, 2000, 1500), WAN_DROP_QUEUE) << "the DropTail limit holds it too";
+  uint64_t slot, rel;
+  uint32_t len, virt;
+  ASSERT_TRUE(wan_link_pop(&k.l, 30 * kMs, &slot, &len, &rel, &virt));
+  EXPECT_EQ(virt, 1u);
+  EXPECT_EQ(rel, 12000 + 10 * kMs);
+  ASSERT_TRUE(wan_link_pop(&k.l, 30 * kMs, &slot, &len, &rel, &virt));
+  EXPECT_EQ(virt, 0u);
+  EXPECT_EQ(rel, 24000 + 10 * kMs) << "serialised after it";
+  EXPECT_EQ(k.l.st.pkts_out, 2u);
+  EXPECT_EQ(k.l.st.virt_out, 1u);
+  EXPECT_EQ(k.l.st.drop_queue, 1u);
 }
 
 TEST(WanLink, RejectsASlotCountThatIsNotAPowerOfTwo) {

@@ -38,14 +38,9 @@ void wan_link_batch(struct wan_link *l, uint64_t span_ns, uint32_t n) {
   l->spacing_ns = n ? (uint64_t)((double)span_ns / n * (1.0 - WAN_BATCH_CATCH_UP)) : 0;
 }
 
-enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t len, unsigned stream, uint64_t *slot) {
-  if (l->last_arrival_ns && l->last_arrival_ns + l->spacing_ns > now_ns) {
-    uint64_t at = l->last_arrival_ns + l->spacing_ns;
-    if (at > now_ns + WAN_SPACING_MAX_NS) at = now_ns + WAN_SPACING_MAX_NS;
-    if (at - now_ns > l->st.spaced_max_ns) l->st.spaced_max_ns = at - now_ns;
-    now_ns = at;
-  }
-  l->last_arrival_ns = now_ns;
+/* The DropTail queue and the serialiser, for a packet arriving at now_ns. */
+static enum wan_verdict enqueue(struct wan_link *l, uint64_t now_ns, uint32_t len, unsigned stream, uint32_t virt,
+                                uint64_t *slot) {
   l->st.pkts_in++;
   l->st.bytes_in += len;
   if (l->p.loss > 0 && uniform01(&l->rng[stream % WAN_LOSS_STREAMS]) < l->p.loss) {
@@ -65,6 +60,7 @@ enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t le
   uint64_t start = l->busy_until_ns > now_ns ? l->busy_until_ns : now_ns;
   struct wan_pkt *pk = &l->ring[l->tail & l->mask];
   pk->len = len;
+  pk->virt = virt;
   pk->tx_end_ns = start + wan_tx_ns(&l->p, len);
   pk->release_ns = pk->tx_end_ns + l->p.delay_ns;
   l->busy_until_ns = pk->tx_end_ns;
@@ -77,6 +73,22 @@ enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t le
   if (l->backlog_bytes > l->st.max_backlog_bytes) l->st.max_backlog_bytes = l->backlog_bytes;
   if (l->backlog_pkts > l->st.max_backlog_pkts) l->st.max_backlog_pkts = l->backlog_pkts;
   return WAN_QUEUED;
+}
+
+enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t len, unsigned stream, uint64_t *slot) {
+  if (l->last_arrival_ns && l->last_arrival_ns + l->spacing_ns > now_ns) {
+    uint64_t at = l->last_arrival_ns + l->spacing_ns;
+    if (at > now_ns + WAN_SPACING_MAX_NS) at = now_ns + WAN_SPACING_MAX_NS;
+    if (at - now_ns > l->st.spaced_max_ns) l->st.spaced_max_ns = at - now_ns;
+    now_ns = at;
+  }
+  l->last_arrival_ns = now_ns;
+  return enqueue(l, now_ns, len, stream, 0, slot);
+}
+
+enum wan_verdict wan_link_offer_virtual(struct wan_link *l, uint64_t at_ns, uint32_t len) {
+  uint64_t slot;
+  return enqueue(l, at_ns, len, 1, 1, &slot);
 }
 
 void wan_link_stall(struct wan_link *l, uint64_t now_ns, uint64_t stall_ns) {
@@ -97,7 +109,8 @@ uint64_t wan_link_next_release(const struct wan_link *l) {
   return l->head == l->tail ? UINT64_MAX : l->ring[l->head & l->mask].release_ns;
 }
 
-int wan_link_pop(struct wan_link *l, uint64_t now_ns, uint64_t *slot, uint32_t *len, uint64_t *release_ns) {
+int wan_link_pop(struct wan_link *l, uint64_t now_ns, uint64_t *slot, uint32_t *len, uint64_t *release_ns,
+                 uint32_t *virt) {
   if (l->head == l->tail) return 0;
   struct wan_pkt *pk = &l->ring[l->head & l->mask];
   if (pk->release_ns > now_ns) return 0;
@@ -106,8 +119,10 @@ int wan_link_pop(struct wan_link *l, uint64_t now_ns, uint64_t *slot, uint32_t *
   *slot = l->head & l->mask;
   *len = pk->len;
   *release_ns = pk->release_ns;
+  *virt = pk->virt;
   l->head++;
   l->st.pkts_out++;
+  l->st.virt_out += pk->virt;
   l->st.bytes_out += pk->len;
   return 1;
 }

@@ -183,12 +183,25 @@ static FILE *stall_log;
 
 static void release_one(struct dir *d, uint64_t now) {
   uint64_t slot, release;
-  uint32_t len;
-  if (!wan_link_pop(&d->link, now, &slot, &len, &release)) return;
+  uint32_t len, virt;
+  if (!wan_link_pop(&d->link, now, &slot, &len, &release, &virt) || virt) return;
   const unsigned char *pkt = d->payload + slot * SLOT_BYTES;
   if (write(d->out_fd, pkt, len) != (ssize_t)len) d->write_errors++;
   if (is_watched(pkt, len)) d->watch_bytes_out += len;
   wan_link_sent(&d->link, release, wan_now_ns());
+}
+
+/* Cross traffic made up inside the link (--fwd-cross): constant-rate 1500-byte packets, each offered
+ * at its own arrival time, however late this process runs; a stall freezes their clock with the link's. */
+#define CROSS_LEN 1500u
+struct cross {
+  uint64_t gap_ns;  /* between arrivals; 0 = off */
+  uint64_t next_ns; /* the next arrival */
+};
+
+static void offer_cross(struct cross *x, struct dir *d, uint64_t now) {
+  if (!x->gap_ns) return;
+  for (; x->next_ns <= now; x->next_ns += x->gap_ns) wan_link_offer_virtual(&d->link, x->next_ns, CROSS_LEN);
 }
 
 /* Releases everything due, oldest deadline first across both directions: a write into a TUN runs
@@ -210,20 +223,21 @@ static void print_params(FILE *f, const struct wan_params *p) {
 
 static void print_dir(FILE *f, const struct dir *d) {
   const struct wan_stats *s = &d->link.st;
+  uint64_t written = s->pkts_out - s->virt_out; /* lateness is a write's */
   fprintf(f, "\"%s\":{", d->name);
   print_params(f, &d->link.p);
   fprintf(f,
           ",\"pkts_in\":%llu,\"bytes_in\":%llu,\"pkts_out\":%llu,\"bytes_out\":%llu,"
           "\"drop_queue\":%llu,\"drop_loss\":%llu,\"drop_full\":%llu,\"oversize\":%llu,\"write_errors\":%llu,"
           "\"max_backlog_bytes\":%llu,\"max_backlog_pkts\":%u,\"stall_lag_ms\":%.3f,\"spaced_max_us\":%.1f,\"late_mean_us\":%.3f,"
-          "\"late_max_us\":%.3f}",
+          "\"late_max_us\":%.3f,\"virt_out\":%llu}",
           (unsigned long long)s->pkts_in, (unsigned long long)s->bytes_in, (unsigned long long)s->pkts_out,
           (unsigned long long)s->bytes_out, (unsigned long long)s->drop_queue,
           (unsigned long long)s->drop_loss, (unsigned long long)s->drop_full,
           (unsigned long long)d->oversize, (unsigned long long)d->write_errors,
           (unsigned long long)s->max_backlog_bytes, s->max_backlog_pkts, (double)s->stall_lag_ns / 1e6,
-          (double)s->spaced_max_ns / 1e3,
-          s->pkts_out ? (double)s->late_sum_ns / (double)s->pkts_out / 1e3 : 0.0, (double)s->late_max_ns / 1e3);
+          (double)s->spaced_max_ns / 1e3, written ? (double)s->late_sum_ns / (double)written / 1e3 : 0.0,
+          (double)s->late_max_ns / 1e3, (unsigned long long)s->virt_out);
 }
 
 static void print_report(FILE *f, struct dir *fwd, struct dir *rev, uint64_t start_ns, uint64_t spin_ns) {
@@ -261,6 +275,8 @@ static void usage(FILE *f) {
         "  --limit-pkts N   DropTail limit in packets (default 0 = none)\n"
         "  --loss P         random loss probability 0..1 (default 0)\n"
         "  --fwd-X V, --rev-X V   the same, for one direction only (X = rate, delay, limit, limit-pkts, loss)\n"
+        "  --fwd-cross R    cross traffic made up inside the link: R bit/s (k/M/G) of 1500-byte packets\n"
+        "                   at a constant rate a→b, queued and serialised as any, never written\n"
         "  --seed N         loss generator seed (default 1)\n"
         "  --spin-us N      busy-wait this long before each release deadline (default 50)\n"
         "  --stats FILE     JSON counters written at exit and on SIGUSR1 (default: stdout, at exit)\n"
@@ -275,7 +291,8 @@ static void usage(FILE *f) {
         f);
 }
 
-enum { O_A = 256, O_B, O_SEED, O_SPIN, O_STATS, O_SERIES, O_INTERVAL, O_READY, O_WATCH, O_STALL_LOG, O_PARAM = 512 };
+enum { O_A = 256, O_B, O_SEED, O_SPIN, O_STATS, O_SERIES, O_INTERVAL, O_READY, O_WATCH, O_STALL_LOG, O_CROSS,
+       O_PARAM = 512 };
 static const char *param_names[] = {"rate", "delay", "limit", "limit-pkts", "loss"};
 #define NPARAM 5
 
@@ -316,12 +333,13 @@ int main(int argc, char **argv) {
                            {"ready", required_argument, NULL, O_READY}, {"watch", required_argument, NULL, O_WATCH},
                            {"help", no_argument, NULL, 'h'},
                            {"stall-log", required_argument, NULL, O_STALL_LOG},
+                           {"fwd-cross", required_argument, NULL, O_CROSS},
                            {0, 0, 0, 0}};
   memcpy(opts + n, fixed, sizeof fixed);
 
   struct wan_params fwd_p = {.seed = 1}, rev_p = {.seed = 2};
   const char *a = NULL, *b = NULL, *stats = NULL, *series = NULL, *ready = NULL;
-  uint64_t spin_ns = 50000, interval_ns = 100000000, seed = 1;
+  uint64_t spin_ns = 50000, interval_ns = 100000000, seed = 1, cross_bps = 0;
   int c;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     if (c >= O_PARAM) {
@@ -341,6 +359,12 @@ int main(int argc, char **argv) {
     case O_STALL_LOG:
       if (!(stall_log = fopen(optarg, "w"))) die(optarg);
       setvbuf(stall_log, NULL, _IOLBF, 0);
+      break;
+    case O_CROSS:
+      if (!wan_parse_rate(optarg, &cross_bps) || cross_bps == 0) {
+        fprintf(stderr, "wanemu: bad value '%s' for --fwd-cross\n", optarg);
+        return 2;
+      }
       break;
     case O_WATCH:
       if (inet_pton(AF_INET, optarg, &watch_addr) != 1) {
@@ -394,6 +418,11 @@ int main(int argc, char **argv) {
   }
 
   uint64_t start = wan_now_ns(), next_sample = start + interval_ns, next_ns_check = start;
+  struct cross cross = {0};
+  if (cross_bps) {
+    cross.gap_ns = (uint64_t)((double)CROSS_LEN * 8e9 / (double)cross_bps + 0.5);
+    cross.next_ns = start;
+  }
   struct pollfd pfd[2] = {{.fd = fd_a, .events = POLLIN}, {.fd = fd_b, .events = POLLIN}};
   while (!wan_stop) {
     /* Every pass releases all that is due, so a release overdue by more than STALL_NS here means the
@@ -406,10 +435,13 @@ int main(int argc, char **argv) {
       stalls++;
       if (woke - due > stall_max_ns) stall_max_ns = woke - due;
       if (stall_log) fprintf(stall_log, "%.3f %.0f\n", (double)due / 1e6, (double)(woke - due) / 1e3);
+      offer_cross(&cross, &fwd, due); /* what arrived before the link froze; the rest comes stall later */
       wan_link_stall(&fwd.link, woke, woke - due);
       wan_link_stall(&rev.link, woke, woke - due);
+      cross.next_ns += woke - due;
     }
     release_due(&fwd, &rev);
+    offer_cross(&cross, &fwd, wan_now_ns());
     int got = read_batch(&fwd) + read_batch(&rev);
     uint64_t now = wan_now_ns();
     if (series_f && now >= next_sample) {
@@ -431,6 +463,7 @@ int main(int argc, char **argv) {
     }
     uint64_t next = wan_link_next_release(&fwd.link), r = wan_link_next_release(&rev.link);
     if (r < next) next = r;
+    if (cross.gap_ns && cross.next_ns < next) next = cross.next_ns;
     if (got) continue;
     if (series_f && next_sample < next) next = next_sample;
     if (next <= now + spin_ns) continue; /* spin: deadline close, keep polling the devices */
