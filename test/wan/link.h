@@ -82,9 +82,8 @@ enum wan_verdict wan_link_offer(struct wan_link *l, uint64_t now_ns, uint32_t le
 
 /* Offers a packet of len bytes of cross traffic arriving at at_ns that the link makes up itself: it
  * takes its place in the DropTail queue and on the wire as any other (loss stream 1, as UDP), and the
- * caller writes nothing when it pops (*virt). Not spaced as a read batch: it was never read. At 1 Gb/s
- * on 2 cores, 430 Mb/s of real UDP (a generator, its sink and 36k packets/s more through the TUN
- * devices) left the emulator late in 25 of 31 runs. */
+ * caller writes nothing when it pops (*virt). Not spaced as a read batch: it was never read. Why the
+ * emulator makes some up: docs/testbed.md. */
 enum wan_verdict wan_link_offer_virtual(struct wan_link *l, uint64_t at_ns, uint32_t len);
 
 /* The emulator was not run for the stall_ns up to now_ns (its host descheduled it). The link is frozen

@@ -420,7 +420,7 @@ int main(int argc, char **argv) {
   uint64_t start = wan_now_ns(), next_sample = start + interval_ns, next_ns_check = start;
   struct cross cross = {0};
   if (cross_bps) {
-    cross.gap_ns = (uint64_t)((double)CROSS_LEN * 8e9 / (double)cross_bps + 0.5);
+    cross.gap_ns = wan_tx_ns(&(struct wan_params){.rate_bps = cross_bps}, CROSS_LEN); /* a packet's time at R */
     cross.next_ns = start;
   }
   struct pollfd pfd[2] = {{.fd = fd_a, .events = POLLIN}, {.fd = fd_b, .events = POLLIN}};
