@@ -109,6 +109,7 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .lift_share = 0.10,      /* a lift lasts ~4 windows, 8 RTTs: 0.3 s at 40 ms, where the 1 s backoff
                                   rules, but 1.2 s at 150 ms, where lifts 1 and 2 s apart were 27% of
                                   the held time, each queueing 0.1·T: RTT+ p50 7.7 ms of the 7.5 bar */
+      .steady_spread_us = 0,   /* a receiver's tcpi_rcv_rtt counts whole ms: no spread under one (pacer params) */
       .ca_ceiling_gain = 3.0,  /* CUBIC grows at most 1.5x a round, 2.25x a 2·RTT window: 3x what is in
                                   flight never holds it, while autotuning offered 4-17x (below) */
   };
@@ -145,6 +146,11 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
    * its share 7-8 s into the room (up_s 9.1 and 9.6 s; plain CUBIC's 0.2-2.2 in the same batches),
    * unless it sees the path free up: then calmed() lifts at once. */
   p->lift_backoff_max_ns = 4000000000;
+  /* held_queue's steady queue: see steady_queue. */
+  p->steady_spread_us = 600;
+  p->steady_rtt_frac = 0.05;
+  p->steady_rtt_min_us = 1000;
+  p->steady_span_ns = 1000000000;
 }
 
 /* The T of S = R·T: the path's base RTT, or the RTT now until a base is known. */
@@ -908,6 +914,34 @@ static int over_pace(const struct sobas_engine *e, const struct sobas_engine_inp
   return least_rtt(e, k) > ref + sobas_pace_margin_us(base_rtt(in));
 }
 
+/* A queue that window-limited flows keep: every window of the last steady_span_ns (or the whole
+ * history) steady_rtt_frac and steady_rtt_min_us over the base, their RTTs within steady_spread_us of
+ * each other. Such flows take W/RTT each, so every pace over what they leave at the base RTT keeps a
+ * queue that slows them: holding one is holding a share, and none of it was held alone
+ * (aside_from_share). The queue may stand under the standing-queue rule's 10% and 2 ms without sinking
+ * the rate held. Measured on `gig-tcp` (4 flows of 280 KB windows, 1 Gb/s, 20.1 ms) at 1648237: a
+ * sender held 441-454 Mb/s for its last 3.3 s at 21.8-22.3 ms and made 0.70x plain CUBIC's 628.7 Mb/s;
+ * replayed, its rate read sunk under a raised lift end (477) with the queue 1.0-1.5 ms over the RTT
+ * held alone, so neither trim nor the standing-queue rule moved. Poisson cross traffic is not so steady
+ * for long: replayed over the 257 kept sender flows of 2026-12-05/06, the rule steps aside in those 2
+ * of 15 `gig-tcp` flows held at a share (3.4 and 3.8 s in) and in none of the others (`gig`, `gig-udp`,
+ * `typical`, `shallow`, `bloated`, `long`, `udp-leave`, `competing`, `congested`); over the
+ * standing-queue rule's span (3 windows at 40 ms) it stepped aside in 7 of 40 `udp-leave` flows beside
+ * the UDP. */
+static int steady_queue(const struct sobas_engine *e, const struct sobas_engine_input *in) {
+  if (!e->p.steady_spread_us || in->siblings || in->siblings_searching) return 0;
+  uint32_t k = 0;
+  int64_t need = e->p.steady_span_ns;
+  for (; need > 0 && k < e->n_rates; k++) need -= e->dur_at[e->n_rates - 1 - k];
+  if (k == 0 || (need > 0 && k < SOBAS_ENGINE_HISTORY)) return 0;
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (uint32_t i = e->n_rates - k; i < e->n_rates; i++) {
+    if (e->rtt_at[i] < lo) lo = e->rtt_at[i];
+    if (e->rtt_at[i] > hi) hi = e->rtt_at[i];
+  }
+  return hi - lo <= e->p.steady_spread_us && rtt_above(lo, base_rtt(in), e->p.steady_rtt_frac, e->p.steady_rtt_min_us);
+}
+
 /* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through
  * queue_span windows is someone else's, kept by an elastic competitor (a loss-based flow fills whatever
  * buffer it finds), beside which any cap only cedes it more of the path: step aside. A decision whose
@@ -972,6 +1006,7 @@ static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *i
     e->pace_trimmed = 1;
     return 1;
   }
+  if (!competitor && steady_queue(e, in)) return aside_from_share(e, a, in);
   if (!competitor) {
     e->clean_run = !queue && !sank && !delayed ? e->clean_run + 1 : 0;
     /* Among siblings, the queue gone for a span since a trim: the trim was right, and the next standing

@@ -1347,7 +1347,7 @@ TEST(Engine, ABaseThatFallsUnderTheDecisionsWasACompetitorsQueue) {
     g.decide(9);
     EXPECT_EQ(g.held_until_action(10, 9, 60000), 11) << pacer;
     g.base = 57000;
-    EXPECT_EQ(g.held_until_action(5, 9, 60000), 6) << pacer;
+    EXPECT_EQ(g.held_until_action(5, 9, 59000), 6) << pacer;
     g.base = 44000;
     ASSERT_EQ(g.held_until_action(1, 9, 50000), 1) << pacer;
     EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING) << pacer;
@@ -1525,7 +1525,9 @@ TEST(Engine, APacerOverThePathTrimsSToTheRateItGets) {
   EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
   EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
   EXPECT_EQ(g.e.s, bytes(77 * kMbps, kRtt));
-  EXPECT_EQ(g.held_until_action(20, 77, kRtt + 3000), 21) << "trimmed once a decision, and no competitor's queue";
+  // Beside Poisson cross traffic the queue jitters by more than a steady one (steady_queue).
+  for (int i = 0; i < 20; i++)
+    EXPECT_FALSE(g.held(77, i % 2 ? kRtt + 2200 : kRtt + 3800)) << "trimmed once a decision, and no competitor's queue";
 
   Engine bursts(0, p);
   bursts.decide(77);
@@ -1537,13 +1539,46 @@ TEST(Engine, APacerOverThePathTrimsSToTheRateItGets) {
   sibling.decide(80.8);
   EXPECT_EQ(sibling.held_until_action(20, 77, kRtt + 3000), 21);
 
-  Engine delayed(0, p);  // the host delays the ACKs: the cut pace's rate sinks with the RTT
+  Engine delayed(0, p);  // the host delays the ACKs by 2-8 ms: the cut pace's rate sinks with the RTT
   delayed.decide(37.7);
-  EXPECT_EQ(delayed.held_until_action(20, 35, kRtt + 3000), 21);
+  for (int i = 0; i < 20; i++) EXPECT_FALSE(delayed.held(35, kRtt + 2000 + 3000 * (i % 3))) << i;
 
   Engine r;  // a receiver's window has the ACK clock: no pace to be over the path
   r.decide(80.8);
   EXPECT_EQ(r.held_until_action(20, 77, kRtt + 3000), 21);
+}
+
+// Window-limited flows keep a queue that stands steady under the standing-queue rule's 10% and 2 ms,
+// without sinking the pacer's rate: measured on `gig-tcp`, a sender held 441-454 Mb/s at 21.8-22.3 ms over
+// a 20.1 ms base for its last 3.3 s (0.70x plain CUBIC). A queue that steady is a share's: the pacer
+// steps aside, with no rate held alone to come back to. Not for a queue that jitters (Poisson cross
+// traffic), one under 5% and 1 ms, among siblings, nor for a receiver.
+TEST(Engine, APacerBesideWindowLimitedFlowsStepsAsideFromTheirSteadyQueue) {
+  sobas_engine_params p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  constexpr uint32_t kBase = 20000;
+  Engine g(0, p, kBase);
+  g.decide(450);
+  int n = 0;
+  while (!g.held(450, kBase + 1800 + 100 * (n % 2)) && n < 40) n++;
+  ASSERT_LT(n, 40) << "no step aside";
+  EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+  EXPECT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.e.r_alone, 0u) << "held beside them from the start: nothing held alone to come back to";
+
+  Engine jitter(0, p, kBase);
+  jitter.decide(450);
+  for (int i = 0; i < 40; i++) EXPECT_FALSE(jitter.held(450, kBase + 1200 + 1400 * (i % 2))) << i;
+  Engine small(0, p, kBase);
+  small.decide(450);
+  for (int i = 0; i < 40; i++) EXPECT_FALSE(small.held(450, kBase + 800)) << i;
+  Engine sibling(0, p, kBase);
+  sibling.siblings = 1;
+  sibling.decide(450);
+  for (int i = 0; i < 40; i++) EXPECT_FALSE(sibling.held(450, kBase + 1800)) << i;
+  Engine r(0, Engine::defaults(), kBase);
+  r.decide(450);
+  for (int i = 0; i < 40; i++) EXPECT_FALSE(r.held(450, kBase + 1800)) << i;
 }
 
 // A pacer beside an elastic competitor: the trim cedes nothing it keeps, the queue stands again, and
