@@ -148,8 +148,6 @@ void sobas_engine_pacer_params(struct sobas_engine_params *p) {
   p->lift_backoff_max_ns = 4000000000;
   /* held_queue's steady queue: see steady_queue. */
   p->steady_spread_us = 600;
-  p->steady_rtt_frac = 0.05;
-  p->steady_rtt_min_us = 1000;
   p->steady_span_ns = 1000000000;
 }
 
@@ -418,6 +416,14 @@ static uint32_t least_rtt(const struct sobas_engine *e, uint32_t n) {
   return m;
 }
 
+/* The highest RTT of the last n windows (n <= n_rates). */
+static uint32_t highest_rtt(const struct sobas_engine *e, uint32_t n) {
+  uint32_t m = 0;
+  for (uint32_t i = e->n_rates - n; i < e->n_rates; i++)
+    if (e->rtt_at[i] > m) m = e->rtt_at[i];
+  return m;
+}
+
 /* The highest of the last n rates (n <= n_rates). */
 static uint64_t max_rate(const struct sobas_engine *e, uint32_t n) {
   uint64_t m = 0;
@@ -550,15 +556,23 @@ static int under_share(const struct sobas_engine *e, uint64_t rate) {
   return e->cap_bps && (double)rate < e->p.share_frac * (double)e->cap_bps;
 }
 
+/* How many of the windows before window `end` span ns: all of them when they span less, with *left
+ * the time still short (0 or less: spanned). */
+static uint32_t windows_spanning(const struct sobas_engine *e, int64_t ns, uint32_t end, int64_t *left) {
+  uint32_t k = 0;
+  for (; ns > 0 && k < end; k++) ns -= e->dur_at[end - 1 - k];
+  *left = ns;
+  return k;
+}
+
 /* How many windows up to window `end` make a standing queue (or a clean hold): queue_windows, and as
  * many more as it takes to span queue_min_ns. Counted in time, not in base RTTs: a standing queue
  * stretches each 2·RTT window (measured on arrive-leave beside a newcomer's queue: windows of 150-200
  * ms on the 40 ms path), and a span counted in base RTTs held four such windows, 0.6-0.8 s, twice for
  * a pacer that trims first. Windows not in the history yet count two base RTTs each. */
 static uint32_t queue_span(const struct sobas_engine *e, uint32_t base_us, uint32_t end) {
-  int64_t need = e->p.queue_min_ns;
-  uint32_t k = 0;
-  for (; need > 0 && k < end; k++) need -= e->dur_at[end - 1 - k];
+  int64_t need;
+  uint32_t k = windows_spanning(e, e->p.queue_min_ns, end, &need);
   if (need > 0 && base_us > 0) {
     int64_t win_ns = 2 * (int64_t)base_us * 1000;
     k += (uint32_t)((need + win_ns - 1) / win_ns);
@@ -915,8 +929,8 @@ static int over_pace(const struct sobas_engine *e, const struct sobas_engine_inp
 }
 
 /* A queue that window-limited flows keep: every window of the last steady_span_ns (or the whole
- * history) steady_rtt_frac and steady_rtt_min_us over the base, their RTTs within steady_spread_us of
- * each other. Such flows take W/RTT each, so every pace over what they leave at the base RTT keeps a
+ * history) equal_tol and 1 ms over the base (a queue, as search reads one), their RTTs within
+ * steady_spread_us of each other. Such flows take W/RTT each, so every pace over what they leave at the base RTT keeps a
  * queue that slows them: holding one is holding a share, and none of it was held alone
  * (aside_from_share). The queue may stand under the standing-queue rule's 10% and 2 ms without sinking
  * the rate held. Measured on `gig-tcp` (4 flows of 280 KB windows, 1 Gb/s, 20.1 ms) at 1648237: a
@@ -929,17 +943,12 @@ static int over_pace(const struct sobas_engine *e, const struct sobas_engine_inp
  * standing-queue rule's span (3 windows at 40 ms) it stepped aside in 7 of 40 `udp-leave` flows beside
  * the UDP. */
 static int steady_queue(const struct sobas_engine *e, const struct sobas_engine_input *in) {
-  if (!e->p.steady_spread_us || in->siblings || in->siblings_searching) return 0;
-  uint32_t k = 0;
-  int64_t need = e->p.steady_span_ns;
-  for (; need > 0 && k < e->n_rates; k++) need -= e->dur_at[e->n_rates - 1 - k];
+  if (!e->p.steady_spread_us || in->siblings) return 0;
+  int64_t need;
+  uint32_t k = windows_spanning(e, e->p.steady_span_ns, e->n_rates, &need);
   if (k == 0 || (need > 0 && k < SOBAS_ENGINE_HISTORY)) return 0;
-  uint32_t lo = UINT32_MAX, hi = 0;
-  for (uint32_t i = e->n_rates - k; i < e->n_rates; i++) {
-    if (e->rtt_at[i] < lo) lo = e->rtt_at[i];
-    if (e->rtt_at[i] > hi) hi = e->rtt_at[i];
-  }
-  return hi - lo <= e->p.steady_spread_us && rtt_above(lo, base_rtt(in), e->p.steady_rtt_frac, e->p.steady_rtt_min_us);
+  uint32_t lo = least_rtt(e, k);
+  return highest_rtt(e, k) - lo <= e->p.steady_spread_us && rtt_above(lo, base_rtt(in), e->p.equal_tol, 1000);
 }
 
 /* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through

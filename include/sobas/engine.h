@@ -106,10 +106,9 @@ struct sobas_engine_params {
                                pacer: its tcpi_rtt is exact to the µs; 0: never) */
   uint32_t calm_busy_us;
   double calm_busy_frac;
-  uint32_t steady_spread_us; /* > 0: held, a queue whose RTTs in every window of a span sit within this of each other ... */
-  double steady_rtt_frac;    /* ... and this far (and steady_rtt_min_us) over the base is a window-limited competitor's:
-                                step aside (a pacer: its tcpi_rtt is exact to the µs; 0: never) */
-  uint32_t steady_rtt_min_us;
+  uint32_t steady_spread_us; /* > 0: held, a queue (equal_tol and 1 ms over the base) whose RTTs in every window of a
+                                span sit within this of each other is window-limited flows': step aside (a pacer: its
+                                tcpi_rtt is exact to the µs; 0: never) ... */
   int64_t steady_span_ns;     /* ... the span: windows back to this long, or the whole history */
   double ca_ceiling_gain;   /* > 0: searching in congestion avoidance, S is this many times the most the flow had in
                                flight (a receiver's offered window, never withdrawn, stays near what the decision
