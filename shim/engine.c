@@ -965,18 +965,36 @@ static int steady_queue(const struct sobas_engine *e, const struct sobas_engine_
  * benchmark) cost 0.83x plain CUBIC's goodput on `congested` (5 runs each): the competitor grew into
  * what the trim gave up, the queue did not stand for long enough on a lossy path, and the flow stayed
  * held at 28-38 Mb/s; without it 1.07x. A pacer trims first (trim_first, below). */
+/* A pacer trimmed for a rate sunk under a standing queue (trim_first), alone: a path that slowed (more
+ * unresponsive cross traffic, a decision over A) drains at the trimmed pace, while window-limited or
+ * loss-based flows take what the trim freed and keep the queue. The window after the trim still carries
+ * the old pace's queue on both; the second and third tell them apart. Measured over the kept sender logs
+ * of 2026-12-05/06, trims with 5 ms or more of queue in each of the three windows before them: on `gig-tcp`
+ * (four TCP streams with 280 KB windows) 15, each followed by a step aside 0.31-0.33 s later, the second
+ * window after the trim 3.8-4.9 ms over the base; on `gig-udp` (constant UDP) 12, 11 of them followed by
+ * a lift, their second window 0.3-0.4 ms over it in 10 and 3.1 then 0.4 in the other. So a queue in both
+ * (the standing queue's test) steps aside there, ~0.13 s before the standing queue's span would. */
+static int undrained_after_trim(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t ref) {
+  if (!e->p.trim_first || !e->trimmed || e->pace_trimmed || !e->trim_ns || in->siblings || e->n_rates != 3 || e->lifting ||
+      e->lift_at_ns > e->trim_ns)
+    return 0;
+  return rtt_above(e->rtt_at[1], ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us) &&
+         rtt_above(e->rtt_at[2], ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
+}
+
 static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t base = base_rtt(in);
   if (!e->held || in->rate_bps == 0) return 0;
   push_rate(e, in);
-  uint32_t k = queue_span(e, base, e->n_rates);
-  if (e->n_rates < k) return 0;
-  uint64_t r = median_of(e->rates + e->n_rates - k, k);
   /* Held alone, a queue is measured over the RTT the flow saw then: the base RTT is a whole-ms floor
    * (tcpi_rcv_rtt) or the handshake's, while the held window's own RTT runs ~0.6 ms over it at 1 Gb/s
    * / 20 ms (the probe's echoes: 20.6-21 ms), which left 1.2 ms of margin to the 2 ms rule: an emulator
    * falling behind for 150 ms beside 430 Mb/s of UDP read as a newcomer and stepped aside. */
   uint32_t ref = e->rtt_alone_us > base ? e->rtt_alone_us : base;
+  if (undrained_after_trim(e, in, ref)) return aside_for_queue(e, a, in, in->rate_bps);
+  uint32_t k = queue_span(e, base, e->n_rates);
+  if (e->n_rates < k) return 0;
+  uint64_t r = median_of(e->rates + e->n_rates - k, k);
   int queue = rtt_above(least_rtt(e, k), ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
   /* With the probe, a queue that stands is under every echo, the window's least one too: a host that
    * delays the emulator or the endpoints by up to ~20 ms at times lifts the echoes' mean and sinks the

@@ -1596,6 +1596,30 @@ TEST(Engine, APacerBesideACompetitorTrimsOnceThenStepsAside) {
   EXPECT_EQ(g.e.s, g.p.s_max);
 }
 
+// At 20 ms the standing queue's span is five windows or more (300 ms), and the second and third windows
+// after a pacer's trim already tell a competitor that took what the trim freed (the queue stays: `gig-tcp`,
+// 3.8-4.9 ms over the base) from a path that slowed (it drains: `gig-udp`, 0.3-0.4 ms).
+TEST(Engine, APacersQueueThatOutlastsItsTrimIsACompetitors) {
+  sobas_engine_params p = Engine::defaults();
+  p.trim_first = 1;
+  constexpr uint32_t kBase = 20000;
+  for (bool drains : {false, true}) {
+    Engine g(0, p, kBase);
+    g.decide(680);
+    ASSERT_LE(g.held_until_action(20, 560, kBase + 8500), 20);
+    ASSERT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
+    EXPECT_FALSE(g.held(565, kBase + 4900)) << "the trim's first window still holds the old pace's queue";
+    EXPECT_FALSE(g.held(565, drains ? kBase + 400 : kBase + 4200));
+    if (!drains) {
+      ASSERT_TRUE(g.held(565, kBase + 4600)) << "the third window";
+      EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
+      continue;
+    }
+    for (int i = 0; i < 20; i++) EXPECT_FALSE(g.held(565, kBase + 300 + 100 * (i % 2))) << "drained: held, " << i;
+    EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+  }
+}
+
 // A pacer held alone (held_clean) was paced under the path: a newcomer's standing queue that sinks the
 // rate steps it aside at once, as it does a receiver, instead of trimming S and ceding the newcomer the
 // rate trimmed. Among siblings the queue may be the siblings' own creep over A, and the trim comes first.
