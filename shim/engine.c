@@ -951,6 +951,23 @@ static int steady_queue(const struct sobas_engine *e, const struct sobas_engine_
   return highest_rtt(e, k) - lo <= e->p.steady_spread_us && rtt_above(lo, base_rtt(in), e->p.equal_tol, 1000);
 }
 
+/* A pacer trimmed for a rate sunk under a standing queue (trim_first), alone: a path that slowed (more
+ * unresponsive cross traffic, a decision over A) drains at the trimmed pace, while window-limited or
+ * loss-based flows take what the trim freed and keep the queue. The window after the trim still carries
+ * the old pace's queue on both; the second and third tell them apart. Measured over the kept sender logs
+ * of 2026-12-05/06, trims with 5 ms or more of queue in each of the three windows before them: on `gig-tcp`
+ * (four TCP streams with 280 KB windows) 15, each followed by a step aside 0.31-0.33 s later, the second
+ * window after the trim 3.8-4.9 ms over the base; on `gig-udp` (constant UDP) 12, 11 of them followed by
+ * a lift, their second window 0.3-0.4 ms over it in 10 and 3.1 then 0.4 in the other. So a queue in both
+ * (the standing queue's test) steps aside there, ~0.13 s before the standing queue's span would. */
+static int undrained_after_trim(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t ref) {
+  if (!e->p.trim_first || !e->trimmed || e->pace_trimmed || !e->trim_ns || in->siblings || e->n_rates != 3 ||
+      e->lifting || e->lift_at_ns > e->trim_ns)
+    return 0;
+  return rtt_above(e->rtt_at[1], ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us) &&
+         rtt_above(e->rtt_at[2], ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
+}
+
 /* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through
  * queue_span windows is someone else's, kept by an elastic competitor (a loss-based flow fills whatever
  * buffer it finds), beside which any cap only cedes it more of the path: step aside. A decision whose
@@ -965,23 +982,6 @@ static int steady_queue(const struct sobas_engine *e, const struct sobas_engine_
  * benchmark) cost 0.83x plain CUBIC's goodput on `congested` (5 runs each): the competitor grew into
  * what the trim gave up, the queue did not stand for long enough on a lossy path, and the flow stayed
  * held at 28-38 Mb/s; without it 1.07x. A pacer trims first (trim_first, below). */
-/* A pacer trimmed for a rate sunk under a standing queue (trim_first), alone: a path that slowed (more
- * unresponsive cross traffic, a decision over A) drains at the trimmed pace, while window-limited or
- * loss-based flows take what the trim freed and keep the queue. The window after the trim still carries
- * the old pace's queue on both; the second and third tell them apart. Measured over the kept sender logs
- * of 2026-12-05/06, trims with 5 ms or more of queue in each of the three windows before them: on `gig-tcp`
- * (four TCP streams with 280 KB windows) 15, each followed by a step aside 0.31-0.33 s later, the second
- * window after the trim 3.8-4.9 ms over the base; on `gig-udp` (constant UDP) 12, 11 of them followed by
- * a lift, their second window 0.3-0.4 ms over it in 10 and 3.1 then 0.4 in the other. So a queue in both
- * (the standing queue's test) steps aside there, ~0.13 s before the standing queue's span would. */
-static int undrained_after_trim(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t ref) {
-  if (!e->p.trim_first || !e->trimmed || e->pace_trimmed || !e->trim_ns || in->siblings || e->n_rates != 3 || e->lifting ||
-      e->lift_at_ns > e->trim_ns)
-    return 0;
-  return rtt_above(e->rtt_at[1], ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us) &&
-         rtt_above(e->rtt_at[2], ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
-}
-
 static int held_queue(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t base = base_rtt(in);
   if (!e->held || in->rate_bps == 0) return 0;
