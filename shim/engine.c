@@ -962,7 +962,7 @@ static int steady_queue(const struct sobas_engine *e, const struct sobas_engine_
  * (the standing queue's test) steps aside there, ~0.13 s before the standing queue's span would. */
 static int undrained_after_trim(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t ref) {
   if (!e->p.trim_first || !e->trimmed || e->pace_trimmed || !e->trim_ns || in->siblings || e->n_rates != 3 ||
-      e->lifting || e->lift_at_ns > e->trim_ns)
+      e->lift_at_ns > e->trim_ns)
     return 0;
   return rtt_above(e->rtt_at[1], ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us) &&
          rtt_above(e->rtt_at[2], ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
