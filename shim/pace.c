@@ -8,7 +8,9 @@
  * window; 1% below it keeps the queue empty (2% below cost 2% of A). 0.5% below gained little and
  * queued more: interleaved, 4 runs each way, `udp-leave` senders 75.12 against 74.40 Mb/s and `long`
  * 34.45 against 34.27, RTT+ p50 medians 0.91 against 0.72 ms on `gig-udp` (bar 1.0) and 3.07 against
- * 1.65 on `long`. */
+ * 1.65 on `long`. Nor did 1% scaled down by 40 ms/T on longer paths (0.27% at 150 ms, where the RTT bar
+ * leaves room): interleaved on `long`, 6 runs each way, senders 34.15 against 34.37 Mb/s and `sobas
+ * both` 34.20 against 34.22, RTT+ p50 medians 2.24 against 2.49 and 1.72 against 1.59 ms. */
 uint64_t sobas_pace_held(uint64_t s, uint32_t t_us, double headroom) {
   return (uint64_t)((double)s * 1e6 / t_us / (1.0 + headroom) * (1.0 - headroom / 2));
 }
