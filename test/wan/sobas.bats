@@ -578,9 +578,12 @@ print(f"{retrans} retransmits in the run, {ours} in the sender's windows"
       + (f" up to its step aside at {aside} ms" if aside is not None else ""))
 # A start cap (why=start: its in-flight rate when slow start first queued) leaves the flow in slow start,
 # so the decision is the first that leaves it (a run of the WAN suite run back to back: capped at 420 ms,
-# decided from slow start at 544 ms with 0 retransmits, failed on the cap).
-first = next((x for x in dec if x["to"] != "slow-start"), None)
-assert first and first["from"] == "slow-start" and first["to"] == "decided", "not decided in slow start"
+# decided from slow start at 544 ms with 0 retransmits, failed on the cap). So does a cap that grows with
+# the rate (ss-growing, why=buffer-limited: slow start too, engine.c in_slow_start): another such run grew
+# it three times from 447 ms, decided from there at 763 ms with 0 retransmits, and failed on the growth.
+SLOW_START = ("slow-start", "ss-growing")
+first = next((x for x in dec if x["to"] not in SLOW_START), None)
+assert first and first["from"] in SLOW_START and first["to"] == "decided", "not decided in slow start"
 assert ours <= 15, "slow start overflowed the buffer"
 PY
 }
