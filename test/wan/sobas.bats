@@ -672,7 +672,9 @@ for n, (kind, mark) in enumerate(marks, 1):
     else:
         assert int(mark) == 0, "the mark outlived the search"
         assert any(w > 0 for w in wakes), "no mark while slow start searched"
-        assert all(int(x["wake"]) == 0 for x in wins if x["state"] != "slow-start"), "a mark after slow start"
+        # ss-growing is slow start under a start cap grown with the rate (track.c wake_often marks it too).
+        assert all(int(x["wake"]) == 0 for x in wins if x["state"] not in ("slow-start", "ss-growing")), \
+            "a mark after slow start"
 PY
 }
 
