@@ -964,8 +964,7 @@ static int undrained_after_trim(const struct sobas_engine *e, const struct sobas
   if (!e->p.trim_first || !e->trimmed || e->pace_trimmed || !e->trim_ns || in->siblings || e->n_rates != 3 ||
       e->lift_at_ns > e->trim_ns)
     return 0;
-  return rtt_above(e->rtt_at[1], ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us) &&
-         rtt_above(e->rtt_at[2], ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
+  return rtt_above(least_rtt(e, 2), ref, e->p.queue_rtt_frac, e->p.queue_rtt_min_us);
 }
 
 /* Held at R·T_base the flow keeps no queue of its own (Copa's observation): a queue that stands through
