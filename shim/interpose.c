@@ -352,6 +352,18 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
   WITH_PRELOADED_ENV(envp, env, return libc_fexecve(fd, argv, env));
 }
 
+/* posix_spawn execs its child inside glibc, never through the execve above (python's os.posix_spawn
+ * with an env), so its environment is kept preloaded here. */
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
+  WITH_PRELOADED_ENV(envp, env, return libc_posix_spawn(pid, path, actions, attr, argv, env));
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
+  WITH_PRELOADED_ENV(envp, env, return libc_posix_spawnp(pid, file, actions, attr, argv, env));
+}
+
 EXPORT int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
 EXPORT int execvp(const char *file, char *const argv[]) { return execvpe(file, argv, environ); }
 

@@ -145,6 +145,16 @@ int libc_fexecve(int fd, char *const *argv, char *const *envp) {
   CALL_RESOLVED(fexecve);
   return sobas_real_fexecve(fd, argv, envp);
 }
+int libc_posix_spawn(pid_t *pid, const char *p, const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *at,
+                     char *const *argv, char *const *envp) {
+  CALL_RESOLVED(posix_spawn);
+  return sobas_real_posix_spawn(pid, p, fa, at, argv, envp);
+}
+int libc_posix_spawnp(pid_t *pid, const char *f, const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *at,
+                      char *const *argv, char *const *envp) {
+  CALL_RESOLVED(posix_spawnp);
+  return sobas_real_posix_spawnp(pid, f, fa, at, argv, envp);
+}
 int libc_prctl(int op, unsigned long a, unsigned long b, unsigned long c, unsigned long d) {
   return (int)CALL_OR_RAW(prctl, SYS_prctl, op, a, b, c, d);
 }

@@ -3,6 +3,7 @@
 #define SOBAS_REAL_H
 
 #define _GNU_SOURCE 1
+#include <spawn.h>
 #include <stdarg.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -49,7 +50,11 @@
   X(int, daemon, (int, int))                                                                      \
   X(int, execve, (const char *, char *const *, char *const *))                                    \
   X(int, execvpe, (const char *, char *const *, char *const *))                                   \
-  X(int, fexecve, (int, char *const *, char *const *))
+  X(int, fexecve, (int, char *const *, char *const *))                                            \
+  X(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *,                 \
+                       const posix_spawnattr_t *, char *const *, char *const *))                  \
+  X(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t *,                \
+                        const posix_spawnattr_t *, char *const *, char *const *))
 
 /* Variadic ones keep their variadic type (the x86-64 ABI passes a vector-register count to them); their
  * libc_X takes the fixed arguments the shim forwards. */

@@ -222,6 +222,19 @@ hello" ]
   [ "$output" = "LD_PRELOAD=$SOBAS_LIB" ]
 }
 
+@test "children posix_spawn'd with an environment of their own keep the shim" {
+  [ -z "${SOBAS_ASAN_RUNTIME:-}" ] || skip "a sanitized libsobas.so cannot load without libasan ahead of it"
+  local spawn='import os, sys
+for spawn, prog, env in ((os.posix_spawn, "/usr/bin/env", {"A": "1"}), (os.posix_spawnp, "env", {"PATH": "/usr/bin"})):
+    if os.waitpid(spawn(prog, ["env"], env), 0)[1]: sys.exit(1)'
+  run env LD_PRELOAD="$PRELOAD" python3 -c "$spawn"
+  [ "$status" -eq 0 ]
+  [ "$output" = "A=1
+LD_PRELOAD=$SOBAS_LIB
+PATH=/usr/bin
+LD_PRELOAD=$SOBAS_LIB" ]
+}
+
 @test "an inherited TCP socket (cat <&3) is found on first use, once" {
   serve_loopback "$DATA"
   run bash -c "exec 3<>/dev/tcp/127.0.0.1/$HTTP_PORT
