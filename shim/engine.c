@@ -1228,6 +1228,7 @@ static int lift_start(struct sobas_engine *e, const struct sobas_engine_input *i
   e->lift_streak = in_full && e->lift_streak < UINT8_MAX ? e->lift_streak + 1 : 0;
   e->lift_bumped = 0;
   e->lift_chained = 0;
+  e->lift_from_full = fills_s(e, in) && !in->siblings;
   e->s_before_lift = e->s;
   e->r_before_lift = r_before;
   e->r_got_before_lift = r_got;
@@ -1341,6 +1342,39 @@ static int lift_bump(const struct sobas_engine *e, const struct sobas_engine_inp
   return (double)in->rate_bps >= (1.0 - e->p.equal_tol) * lifted;
 }
 
+/* The S held before a lift that found no room kept a queue of the flow's own: alone, the flow filled
+ * it, the lift read the rate held again (within equal_tol: no host stall in its windows), and S is
+ * more than the headroom over (1 + lift_fit_max)·R·T_base of that rate (or of the lift's, if higher),
+ * the window of the longest loop fit_to_loop lets a held window fill with no queue. The rate held is
+ * the higher of the held windows' median and the rate S was set for, so this is a decision 5% or more
+ * over what its S then delivered (held_queue took the rate held down to it): slow start's last windows
+ * carry their queue. Held, that S keeps a queue under the standing-queue rule's 10% of T. The lift's
+ * end takes S down to the longest loop's window (returned; 0: S is not over it) instead of back up to
+ * the S before it. Measured on `gig-udp` (A = 550 Mb/s, 20 ms) at 2f841e9: receivers decided at 596
+ * and 584 held S for 608 and 595, received 550 with the echoes' least 1.3-1.5 and 0.8-1.1 ms over the
+ * base, and each of their three lifts ended back at that S (RTT+ p50 1.68 and 1.10 ms); the run
+ * decided at 552 held 0.56. Over the receiver logs kept in /tmp (2026-12-05/06, 2133 lift ends) the
+ * rule would act at 9 ends on `gig-udp` and 2 on `udp-leave`, at none elsewhere: a sender regrowing
+ * under S (the floor's own case) does not fill it, and on `gig` the loop holds S at 1.039-1.054
+ * R·T_base (per-run medians of the held windows), under the bound's 1.04·(1 + headroom) = 1.061.
+ * Measured against the median of the last 3 held windows instead, it acts at 15 more, on `typical`,
+ * `bloated` and `shallow`, where Poisson cross traffic dips the held rate. Interleaved against
+ * 941b1ed (2 batches of 3 each way): the 3 `gig-udp` receivers decided at 581-587 and cut read RTT+
+ * p50 0.56-0.68 ms, the other build's 3 decided at 581-586 1.03-1.19, at equal goodput (537.35 and
+ * 537.22 Mb/s over the 6). Cut to the S of the rate got instead (fit_to_loop's), they read 0.48-0.60,
+ * but a `udp-leave` receiver without sobasd cut so 1.9 s in held 47.0 Mb/s beside the UDP over 2-9 s
+ * where the comparison's 3 others made 48.3-48.9 (75.9 Mb/s in all; the other build's 76.6 and
+ * 76.9); cut to the bound instead, 0.84 and 0.88. Among siblings the rate swings with their lifts:
+ * alone only. Not a pacer's: a pace over A is trimmed when it queues (over_pace). */
+static uint64_t held_over_loop(const struct sobas_engine *e, uint64_t got, uint32_t base) {
+  uint64_t r = got > e->r_before_lift ? got : e->r_before_lift;
+  uint64_t most = clamp_s(e, (uint64_t)((1.0 + e->p.lift_fit_max) * (double)window_bytes(r, base)));
+  int over = e->p.lift_fit_max > 0 && e->lift_from_full &&
+             (double)got >= (1.0 - e->p.equal_tol) * (double)e->r_before_lift &&
+             (double)e->s_before_lift > (1.0 + e->p.headroom) * (double)most;
+  return over ? most : 0;
+}
+
 static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t base = base_rtt(in);
   if (in->rate_bps == 0) return 0; /* an idle window says nothing about the lifted S */
@@ -1390,9 +1424,11 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
   }
   if (!queued && untaken(e, in, quiet_ref, got)) return 0;
   uint64_t s = fit_to_loop(e, got, base, s_of(e, got, base));
-  if (s < e->s_before_lift) {
+  uint64_t most = held_over_loop(e, got, base);
+  if (s < e->s_before_lift && !most) {
     s = e->s_before_lift;
   } else {
+    if (s < most) s = most;
     e->r_held = got;
     if (got > e->r_alone) e->r_alone = got;
     /* S raised on what the lift got is a new decision, as one on room is: a pacer's lift ends on its

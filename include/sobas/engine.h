@@ -204,6 +204,7 @@ struct sobas_engine {
   uint8_t lift_streak;              /* lifts in a row the path gave in full: the lift under way's gain doubled this often */
   uint8_t lift_bumped;              /* the lift under way let one queued window pass that delivered its rate */
   uint8_t lift_chained;             /* the lift under way followed one that found room */
+  uint8_t lift_from_full;           /* ... began alone with the flow filling S (fills_s) */
   uint32_t lift_rtt_us;             /* the RTT the lift under way started at (not under the base) */
   uint8_t rebased;                  /* the rate held was taken down to what the path gives since the decision */
   int64_t lift_at_ns;               /* when the lift under way began */

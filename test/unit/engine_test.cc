@@ -2258,6 +2258,34 @@ TEST(Engine, ALiftFitsTheHeldWindowToItsLoop) {
   EXPECT_EQ(queued.e.s, s2) << "held windows 0.7 ms over the RTT held alone (cross traffic's queue): no fit";
 }
 
+// Decided over the path (slow start's last windows carry its queue: on gig-udp at 596 Mb/s of A = 550),
+// a receiver held alone fills S at A with a queue of its own under the standing-queue rule's 10% of T.
+// Its first lift finds no room: the lift's end takes S down to the longest loop's window of the rate
+// held, (1 + lift_fit_max)·A·T, where the S before the lift would keep that queue for good. The same
+// lift read by a flow among siblings, or at a rate a host stall dipped, keeps the S before it.
+TEST(Engine, ALiftEndsUnderADecisionOverThePathThatItsFlowFills) {
+  const double a_mbps = 550;
+  const uint64_t at_a = bytes((uint64_t)(a_mbps * kMbps), kRtt);
+  for (int variant = 0; variant < 3; variant++) {
+    Engine g(0, with_lift());
+    g.decide(596);
+    const uint64_t decided = g.e.s;
+    if (variant == 1) g.siblings = 1;
+    const double lift_reads = variant == 2 ? a_mbps * 0.9 : a_mbps;
+    while (g.count(SOBAS_WHY_LIFT) == 0 && g.t < 10'000'000'000) g.on_path(a_mbps);
+    ASSERT_EQ(g.count(SOBAS_WHY_LIFT), 1) << variant;
+    while (g.count(SOBAS_WHY_LIFT_END) == 0 && g.t < 20'000'000'000) g.on_path(lift_reads);
+    ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END) << variant;
+    if (variant == 0) {
+      EXPECT_LE(g.e.s, at_a * 104 / 100) << "S down to the longest loop's window";
+      EXPECT_GE(g.e.s, at_a) << "and not under it";
+      EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
+    } else {
+      EXPECT_EQ(g.e.s, decided) << (variant == 1 ? "among siblings" : "the lift read a stall's dip");
+    }
+  }
+}
+
 // A pacer's lift (lift_queue_frac) ends at the first window whose RTT shows a queue, S back where it
 // was; on a path with room the RTT stays and the lifts go on as a receiver's do.
 TEST(Engine, APacersLiftEndsAtTheFirstQueue) {
