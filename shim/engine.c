@@ -1313,6 +1313,11 @@ static uint64_t delivered_at_base(const struct sobas_engine *e, const struct sob
   return k == 0 || median_rtt(e, k) > ref + e->p.lift_fit_rtt_us ? 0 : max_rate(e, k);
 }
 
+/* The window of the longest loop a held window fills with no queue, for rate r: (1 + lift_fit_max)·r·T. */
+static double longest_loop_window(const struct sobas_engine *e, uint64_t r, uint32_t base) {
+  return (1.0 + e->p.lift_fit_max) * (double)window_bytes(r, base);
+}
+
 /* A window's rate is S over the loop's round trip, and the loop is longer than T_base by what no queue
  * shows: the reader's pauses, delayed ACKs, the host. Held at (1 + headroom)·R·T the flow delivered less
  * than the lift then found (measured: 98.9% of A at 40 ms, with the RTT at the base): scaled by the
@@ -1322,7 +1327,7 @@ static uint64_t delivered_at_base(const struct sobas_engine *e, const struct sob
 static uint64_t fit_to_loop(const struct sobas_engine *e, uint64_t got, uint32_t base, uint64_t s) {
   if (e->p.lift_fit_max <= 0 || e->r_got_before_lift == 0 || got <= e->r_got_before_lift) return s;
   double fit = (double)e->s_before_lift * (double)got / (double)e->r_got_before_lift;
-  double most = (1.0 + e->p.lift_fit_max) * (double)window_bytes(got, base);
+  double most = longest_loop_window(e, got, base);
   if (fit > most) fit = most;
   return fit > (double)s ? clamp_s(e, (uint64_t)fit) : s;
 }
@@ -1345,7 +1350,7 @@ static int lift_bump(const struct sobas_engine *e, const struct sobas_engine_inp
 /* The S held before a lift that found no room kept a queue of the flow's own: alone, the flow filled
  * it, the lift read the rate held again (within equal_tol: no host stall in its windows), and S is
  * more than the headroom over (1 + lift_fit_max)·R·T_base of that rate (or of the lift's, if higher),
- * the window of the longest loop fit_to_loop lets a held window fill with no queue. The rate held is
+ * longest_loop_window, the most fit_to_loop lets a held window fill with no queue. The rate held is
  * the higher of the held windows' median and the rate S was set for, so this is a decision 5% or more
  * over what its S then delivered (held_queue took the rate held down to it): slow start's last windows
  * carry their queue. Held, that S keeps a queue under the standing-queue rule's 10% of T. The lift's
@@ -1368,7 +1373,7 @@ static int lift_bump(const struct sobas_engine *e, const struct sobas_engine_inp
  * alone only. Not a pacer's: a pace over A is trimmed when it queues (over_pace). */
 static uint64_t held_over_loop(const struct sobas_engine *e, uint64_t got, uint32_t base) {
   uint64_t r = got > e->r_before_lift ? got : e->r_before_lift;
-  uint64_t most = clamp_s(e, (uint64_t)((1.0 + e->p.lift_fit_max) * (double)window_bytes(r, base)));
+  uint64_t most = clamp_s(e, (uint64_t)longest_loop_window(e, r, base));
   int over = e->p.lift_fit_max > 0 && e->lift_from_full &&
              (double)got >= (1.0 - e->p.equal_tol) * (double)e->r_before_lift &&
              (double)e->s_before_lift > (1.0 + e->p.headroom) * (double)most;
