@@ -131,6 +131,13 @@ int sobas_enforce_release(int fd, struct sobas_hold *h) {
   return set_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, RELEASED_CLAMP);
 }
 
+int sobas_enforce_ceiling(int fd, uint64_t s, struct sobas_hold *h) {
+  if (s == 0 || s > RELEASED_CLAMP) return -EINVAL;
+  int r = set_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, (int)s);
+  if (r == 0) h->s = s;
+  return r;
+}
+
 int sobas_enforce_pace(int fd, uint64_t s, uint64_t held, uint64_t now, struct sobas_hold *h) {
   if (s == 0 || held == 0) return -EINVAL;
   if (now == 0 || now > held) now = held;

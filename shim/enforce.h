@@ -29,6 +29,12 @@ int sobas_enforce_verify(int fd, struct sobas_hold *h);
  * unlocked (SO_BUF_LOCK), so autotuning takes it on from there. */
 int sobas_enforce_release(int fd, struct sobas_hold *h);
 
+/* A released flow's window capped at s bytes (TCP_WINDOW_CLAMP alone), a ceiling its sender never reaches:
+ * the buffer stays as the release left it, open and unlocked. What it caps is the window autotuning
+ * would offer into that buffer (the most it may hold), which a later hold could not withdraw. Verified
+ * as a hold is. Returns 0 or -errno. */
+int sobas_enforce_ceiling(int fd, uint64_t s, struct sobas_hold *h);
+
 /* A sending socket held for S = s at held_Bps bytes per second, paced now at now_Bps (at most held_Bps:
  * lower while a queue drains) with SO_MAX_PACING_RATE, which also turns on the kernel's own TCP pacing
  * where no fq qdisc paces (docs/kernel-facts.md). Sets the socket only when the pace changes. Returns 0

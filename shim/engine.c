@@ -613,7 +613,7 @@ static uint64_t in_flight_rate(const struct sobas_engine_input *in) {
   return window_rate(in->cwnd_bytes, in->rtt_us);
 }
 
-/* Searching in congestion avoidance, S is a ceiling: ca_ceiling_gain times what the flow has in flight
+/* Searching in congestion avoidance, and aside, S is a ceiling: ca_ceiling_gain times what the flow has in flight
  * (R·T at the RTT of the window), the more of this window and the one before: the window of a loss
  * reads low while the recovery holds data back. Without one, the window autotuning offers is never
  * withdrawn, and a decision holds only once the sender has consumed it: beside one CUBIC flow without
@@ -628,6 +628,16 @@ static uint64_t ceiling_for(const struct sobas_engine *e, const struct sobas_eng
     if (before > flight) flight = before;
   }
   return clamp_s(e, (uint64_t)(e->p.ca_ceiling_gain * (double)flight));
+}
+
+/* A receiver's ceiling moves: up with the flow (once ceiling_for is ceiling_step over it, so that a
+ * climbing flow does not log a move every window), never down, and down from S_max at once. Returns 1
+ * and fills *a when it moved. */
+static int raise_ceiling(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
+  const double ceiling_step = 0.25;
+  uint64_t top = ceiling_for(e, in);
+  if (e->s < e->p.s_max ? (double)top <= (1.0 + ceiling_step) * (double)e->s : top >= e->s) return 0;
+  return act(e, a, e->state, SOBAS_WHY_CEILING, 1, top, in->rate_bps, in->rtt_us, in->t_ns);
 }
 
 /* Slow start is over however little the rate fell: a window after the loss's (n >= 2) did not grow by
@@ -828,12 +838,8 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
    * is buffer limited under it. Entering the state uncapped (back from stepping aside), it comes down
    * to the ceiling. State 3 with S under S_max is under a ceiling: nothing else caps it there. */
   if (e->state == SOBAS_ST_CONG_AVOID && e->p.ca_ceiling_gain > 0) {
-    const double ceiling_step = 0.25;
-    uint64_t top = ceiling_for(e, in);
-    int under = e->s < e->p.s_max;
-    if (under ? (double)top > (1.0 + ceiling_step) * (double)e->s : top < e->s)
-      return act(e, a, e->state, SOBAS_WHY_CEILING, 1, top, in->rate_bps, in->rtt_us, in->t_ns);
-    if (under) return 0;
+    if (raise_ceiling(e, in, a)) return 1;
+    if (e->s < e->p.s_max) return 0;
   }
   /* Buffer limited: grow S (entering state 2 or 4 from 1 or 3). A growing state
    * whose flow no longer fills S stops growing and waits for flat-rate. */
@@ -1155,6 +1161,20 @@ static int given_back(const struct sobas_engine *e, const struct sobas_engine_in
  * uncapped (a receiver's under a ceiling it never reaches) until it decides, so a return that finds the
  * competitor or the losses still there costs only the held windows that find them again. A flow on a
  * lossy path keeps seeing losses and stays aside, as the paper has it. */
+/* Aside, a receiver keeps a ceiling too (raise_ceiling), from its first window after the step, which
+ * opened the window at once: released to S_max, autotuning offers the window of the whole buffer the
+ * release opened, and a return's decision holds only once the sender has consumed it. Measured on
+ * arrive-leave (100 Mb/s, 40 ms) at bdde72f: aside, the window offered grew to 20.97 MB where ~0.7 MB
+ * were in flight; back and decided 1.1-1.2 s after the departure, it receded at ~70% of the receive
+ * rate (16.2 MB to 0.49 in 1.8 s), the RTT 58 ms on the 40 ms base all that time: the queue gone
+ * 3.15-3.45 s after the departure. On udp-leave without sobasd a flow that stepped aside beside the UDP
+ * decided again 2.8 s later with 18.5 MB offered, and kept 24-33 ms of queue for the 3.4 s until the
+ * UDP stopped. With the ceiling (interleaved against bdde72f, 2 runs each way of `sobas` and `sobas`
+ * without sobasd): a ceiling of 2.72-3.17 MB aside, 5.5-6.5 times the S decided after the return
+ * offered at that decision against 33-35 times, held 0.33-0.45 s after it against 1.9-2.0 s, the queue
+ * gone 1.46-1.91 s after the departure against 3.15-3.45. Over 3828 windows aside under it
+ * (arrive-leave, competing, congested, bbr-competitor, gig-tcp, udp-leave) the flow had at most 0.42
+ * of it in flight, none limited by it. */
 static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   const uint32_t recent = 3;
   if (path_loss_aside(e, in)) e->path_loss_ns = in->t_ns;
@@ -1162,10 +1182,10 @@ static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, st
   push_rate(e, in);
   track_clear(e, in);
   uint32_t n = e->n_rates;
-  if (in->t_ns < e->resume_after_ns || n < recent) return 0;
-  int back = given_back(e, in, least_rate(e, recent));
-  int clean = e->aside_on_loss && in->t_ns - e->path_loss_ns >= e->backoff_ns;
-  if (!back && !clean) return 0;
+  int due = in->t_ns >= e->resume_after_ns && n >= recent;
+  int back = due && given_back(e, in, least_rate(e, recent));
+  int clean = due && e->aside_on_loss && in->t_ns - e->path_loss_ns >= e->backoff_ns;
+  if (!back && !clean) return e->p.ca_ceiling_gain > 0 ? raise_ceiling(e, in, a) : 0;
   e->resumed = 1;
   e->last_increase_ns = in->t_ns;
   return act(e, a, SOBAS_ST_CONG_AVOID, SOBAS_WHY_RESUME, 0, e->s, in->rate_bps, in->rtt_us, in->t_ns);

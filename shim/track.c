@@ -364,10 +364,16 @@ static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
               : pace_hold(fd, f, a->s, sobas_pace_held(a->s, f->base_rtt_us ? f->base_rtt_us : a->rtt_us, f->eng.p.headroom),
                           0);
   else if (a->set)
-    err = a->s >= f->eng.p.s_max ? sobas_enforce_release(fd, &f->hold) : sobas_enforce_hold(fd, a->s, &f->hold);
+    err = a->s >= f->eng.p.s_max           ? sobas_enforce_release(fd, &f->hold)
+          : a->to == SOBAS_ST_CONGESTED ? sobas_enforce_ceiling(fd, a->s, &f->hold)
+                                          : sobas_enforce_hold(fd, a->s, &f->hold);
+  /* Aside, the flow's reason stays why it stepped aside (sobas-top says so beside each window); a
+   * ceiling set then is one move of it, recorded as such. */
+  uint8_t aside_why = f->last_why;
   f->last_why = (uint8_t)a->why;
   if (logging()) log_decision(f, a, err);
   ring_emit(f, SOBAS_EV_DECISION);
+  if (a->why == SOBAS_WHY_CEILING && a->from == SOBAS_ST_CONGESTED) f->last_why = aside_why;
   if (!err && a->why == SOBAS_WHY_LIFT && f->hold.pace_Bps) regrow(fd, f);
 }
 

@@ -110,6 +110,24 @@ TEST_F(Levers, AHoldAfterAReleaseLocksTheBufferAgainWithoutShrinkingIt) {
   EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP), 200000);
 }
 
+// Aside, a ceiling caps the window alone: the buffer stays open and unlocked, autotuning's as plain TCP's,
+// and the clamp is verified as a hold's is.
+TEST_F(Levers, ACeilingAfterAReleaseClampsTheWindowAndLeavesTheBufferUnlocked) {
+  ASSERT_EQ(sobas_enforce_hold(fd_, 300000, &h_), 0);
+  ASSERT_EQ(sobas_enforce_release(fd_, &h_), 0);
+  const int opened = GetInt(fd_, SOL_SOCKET, SO_RCVBUF);
+  ASSERT_EQ(sobas_enforce_ceiling(fd_, 900000, &h_), 0);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, kBufLock) & kRcvLock, 0);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), opened);
+  EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP), 900000);
+  EXPECT_EQ(h_.s, 900000u);
+  const int moved = 1 << 24;
+  ASSERT_EQ(setsockopt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP, &moved, sizeof moved), 0);
+  EXPECT_EQ(sobas_enforce_verify(fd_, &h_), 1);
+  EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP), 900000);
+  EXPECT_EQ(sobas_enforce_ceiling(fd_, 0, &h_), -EINVAL);
+}
+
 TEST_F(Levers, TheApplicationsSendBufferLockOutlivesARelease) {
   const int snd = 1 << 20;
   ASSERT_EQ(setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &snd, sizeof snd), 0);

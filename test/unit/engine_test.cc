@@ -582,20 +582,45 @@ TEST(Engine, ACeilingThatRoseIsNoCapThatGrew) {
   EXPECT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
 }
 
-// Back from stepping aside, the search starts at S_max and comes down to the ceiling at its first window.
-TEST(Engine, BackFromAsideTheSearchComesDownToTheCeiling) {
+// Aside, a receiver's window gets the ceiling too, from the first window after the step (which opened it
+// at once): released to S_max, the window autotuning offers grows to the whole buffer, and a hold after
+// the return waits for the sender to consume it. The ceiling follows the flow up, never down, and the
+// return keeps it: the search goes on under it.
+TEST(Engine, AsideTheWindowHasACeilingThatFollowsTheFlowUp) {
   Engine g(0, with_ceiling());
   g.decide(50);
   g.held_until_action(20, 50, kRtt);
   g.held_until_action(20, 50.0 * 40 / 70, 70000);
   ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
-  EXPECT_EQ(g.e.s, g.p.s_max);
+  EXPECT_EQ(g.e.s, g.p.s_max) << "the step opens the window at once";
+  ASSERT_TRUE(g.held(30, 70000));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CEILING);
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.e.s, 3 * bytes(30 * kMbps, 70000));
+  EXPECT_FALSE(g.held(20, 70000)) << "never down";
+  EXPECT_FALSE(g.held(30, 80000)) << "up 14%: within the step";
+  ASSERT_TRUE(g.held(40, 80000));
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CEILING);
+  EXPECT_EQ(g.e.s, 3 * bytes(40 * kMbps, 80000));
+  const uint64_t ceiling = g.e.s;
   int n = 0;
   while (!g.held(48, 45000) && n < 200) n++;
   ASSERT_EQ(g.last().why, SOBAS_WHY_RESUME);
-  ASSERT_TRUE(g.feed(45, 45000));
-  EXPECT_EQ(g.last().why, SOBAS_WHY_CEILING);
-  EXPECT_EQ(g.e.s, 3 * bytes(45 * kMbps, 45000)) << "the return's window began a new history";
+  EXPECT_EQ(g.e.s, ceiling) << "back, the search is under the ceiling it had aside";
+  EXPECT_FALSE(g.feed(45, 45000));
+}
+
+// A pacer's S is a pace: nothing offered to withdraw, so no ceiling, aside or searching.
+TEST(Engine, APacerAsideHasNoCeiling) {
+  auto p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  Engine g(0, p);
+  g.decide(50);
+  g.held_until_action(40, 50, kRtt);
+  g.held_until_action(40, 50.0 * 40 / 70, 70000);
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONGESTED);
+  for (int i = 0; i < 5; i++) EXPECT_FALSE(g.held(30, 70000)) << i;
+  EXPECT_EQ(g.e.s, g.p.s_max);
 }
 
 // A pacer's S is a pace: nothing offered to withdraw, so no ceiling; congestion avoidance runs at S_max.
@@ -1022,7 +1047,10 @@ TEST(Engine, SteppingAsideFromAHoldOpensTheWindowAtOnce) {
   EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING);
   EXPECT_EQ(g.last().s, p.s_max);
-  EXPECT_FALSE(g.held(70, 60000)) << "aside: nothing more to open";
+  ASSERT_TRUE(g.held(70, 60000)) << "aside, the window autotuning offers gets a ceiling";
+  EXPECT_EQ(g.last().why, SOBAS_WHY_CEILING);
+  EXPECT_EQ(g.last().to, SOBAS_ST_CONGESTED);
+  EXPECT_EQ(g.e.s, 3 * bytes(70 * kMbps, 60000));
 }
 
 // Slow start beside a loss-based competitor already in the buffer (the windows of a real run, probe

@@ -103,7 +103,8 @@ std::vector<Decision> replay(const std::vector<Fields> &log, double ceiling_gain
     in.rcv_wnd = (uint32_t)num_or(f, "rcv_wnd", 0);
     in.siblings = (uint32_t)num_or(f, "siblings", 0);
     in.siblings_searching = (uint32_t)num_or(f, "siblings_searching", 0);
-    const bool ceiling = e.state == SOBAS_ST_CONG_AVOID && e.s < p.s_max;  // nothing else caps S in state 3
+    // Nothing else caps S in state 3, nor aside.
+    const bool ceiling = (e.state == SOBAS_ST_CONG_AVOID || e.state == SOBAS_ST_CONGESTED) && e.s < p.s_max;
     if (under && ceiling) under->push_back({(uint64_t)((double)in.rate_bps * rtt / 8e6), e.s});
     if (sobas_engine_feed(&e, &in, &a)) record(a, f);
   }
@@ -226,8 +227,8 @@ TEST(Replay, AFilledStartCapWithNoStandingQueueGrows) {
 }
 
 // The recordings replayed under the ceiling (3x in flight) a receiver searches with in congestion
-// avoidance: the same decisions, but for the ceiling's own moves and the S that slow start's loss sets,
-// and no window whose flow came near the ceiling it searched under.
+// avoidance and keeps aside: the same decisions, but for the ceiling's own moves and the S that slow
+// start's loss and a return set, and no window whose flow came near the ceiling it was under.
 TEST(Replay, TheCeilingNeverHoldsARecordedFlowNorMovesItsDecisions) {
   sobas_engine_params p;
   sobas_engine_default_params(&p);
@@ -240,11 +241,11 @@ TEST(Replay, TheCeilingNeverHoldsARecordedFlowNorMovesItsDecisions) {
     std::vector<Decision> moves;
     for (auto d : with) {
       if (d.why == "ceiling") continue;
-      if (d.why == "rate-drop") d.s = p.s_max;
+      if (d.why == "rate-drop" || d.why == "resume") d.s = p.s_max;
       moves.push_back(d);
     }
     for (auto &d : without)
-      if (d.why == "rate-drop") d.s = p.s_max;
+      if (d.why == "rate-drop" || d.why == "resume") d.s = p.s_max;
     EXPECT_EQ(moves, without) << name;
     for (const auto &w : under) EXPECT_LE(2 * w.flight, w.s) << name;
     searched += (int)under.size();

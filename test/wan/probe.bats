@@ -250,7 +250,7 @@ for t, x in dec:
 assert cap > 0, "no C': the trains found no answer"
 # Aside at the departure (the newcomer's slow start may first cost a probe echo: a step aside for the
 # path's loss, why=congested, that comes back and finds the newcomer's queue; a CI pre-check did so).
-aside = [x for t, x in dec if arrive <= t < leave and x["to"] == "congested"]
+aside = [x for t, x in dec if arrive <= t < leave and x["to"] == "congested" and x["from"] != "congested"]
 assert aside, "never stepped aside for the newcomer"
 assert aside[-1]["alone_bps"] == "0", "held alone before the newcomer in both tries: nothing here to test"
 back = next((t - leave for t, x in dec if t >= leave and x["to"] != "congested"), None)

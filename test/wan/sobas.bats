@@ -217,7 +217,8 @@ for x in log:
 # in at a 44.7 ms RTT, came back 2.1 s later (resume), and the 200 MB had arrived before it decided
 # again (97.1% of A, +5.1% RTT over the run).
 moves = [x for x in log if x.get("ev") == "decision" and int(x["t_ms"]) >= t_dec]
-asides = [x for x in moves if x.get("to") == "congested"]
+# A step aside moves into state 6; a ceiling set while aside moves within it.
+asides = [x for x in moves if x.get("to") == "congested" and x.get("from") != "congested"]
 t_end = max(int(x["t_ms"]) for x in log if "t_ms" in x)
 assert len(asides) <= 1, f"stepped aside {len(asides)} times (at t_ms {[x['t_ms'] for x in asides]})"
 holds = [(dec[0], asides[0] if asides else None)]
