@@ -13,7 +13,8 @@ The bars, as the issues state them:
   sobas with and without sobasd also no valid run under 0.90x plain TCP's on the same path: linux
   default's run of the same repeat, whose seeds and competitor phase every contender of the repeat
   shares (over linux default's mean for rows recorded before repeats were paired), and in arrive-leave
-  stepped aside within 2 s of the arrival, held again within 3 s of the departure, and the p50 RTT of the
+  stepped aside within 2 s of the arrival, held again within 3 s of the departure (decided, and the
+  queue gone: the path's RTT, its median over 0.5 s, within 5% of the base), and the p50 RTT of the
   last 10 s within 5% of the base;
 - alone on the path (gig, gig-udp, typical, shallow, bloated, long): goodput >= 95% of A, or >= 0.98x
   the better of max buffer and linux default where neither reaches 95%; p50 RTT+ <= 5% of the base RTT;
@@ -123,6 +124,10 @@ def verdicts_competing(s, c, ref, pairs):
                     f"aside after {', '.join(fmt(x) for x in aside)} s (bar 2)"))
         out.append((all(x is not None and x <= BACK_S for x in back),
                     f"held again after {', '.join(fmt(x) for x in back)} s (bar 3)"))
+        if "gone_s" in c:  # rows recorded before it was measured have only the decision
+            gone = c["gone_s"]
+            out.append((all(x is not None and x <= BACK_S for x in gone),
+                        f"queue gone after {', '.join(fmt(x) for x in gone)} s (bar 3)"))
         out.append((all(x is not None and x <= RTT_FRAC * base for x in last),
                     f"last 10 s RTT+ p50 {', '.join(fmt(x) for x in last)} ms (bar {RTT_FRAC * base:.1f})"))
     return out

@@ -282,6 +282,9 @@ class Run:
     # wire rate while the competitor was there (the share it kept: where a run's goodput is won or lost).
     aside_s: float | None = None
     back_s: float | None = None
+    # ... and from its departure to the path's queue gone (the RTT's median over 0.5 s within 5% of the
+    # base): held again is a decision, and the window offered before it is never withdrawn.
+    gone_s: float | None = None
     rtt_last10_p50_ms: float | None = None
     beside_mbps: float | None = None
     # UDP cross traffic that stops: seconds from its end to the flow's rate (0.5 s means) at 90% of the
@@ -306,6 +309,18 @@ class Run:
     def invalid(self, why):
         self.valid = False
         self.reasons.append(why)
+
+
+def gone_s(t, rtt_ms, leave, base_ms):
+    """Seconds from LEAVE (the series' clock) to the first ping (T, RTT_MS) within 5% of BASE_MS that begins
+    0.5 s of pings whose median is too; None when none does."""
+    for i, ti in enumerate(t):
+        if ti < leave or rtt_ms[i] > 1.05 * base_ms:
+            continue
+        span = sorted(r for tj, r in zip(t[i:], rtt_ms[i:]) if tj < ti + 0.5)
+        if len(span) >= 10 and span[len(span) // 2] <= 1.05 * base_ms:
+            return round(ti - leave, 2)
+    return None
 
 
 def up_s(t, mbps, leave, target):
@@ -622,6 +637,7 @@ class Bench:
             run.rtt_last10_p50_ms = round(percentile(sorted(last), 50), 2) if last else None
             beside = [m for t, m in zip(run.series["t"], run.series["mbps"]) if arrive - t0 <= t < leave - t0]
             run.beside_mbps = round(statistics.mean(beside), 1) if beside else None
+            run.gone_s = gone_s(run.series["rtt_t"], run.series["rtt_ms"], leave - t0, cal["base_rtt_ms"])
             if spec["preload"]:
                 run.aside_s = next((round(t - arrive, 2) for t, _, to in moves if t >= arrive and to == "congested"), None)
                 run.back_s = next((round(t - leave, 2) for t, _, to in moves if t >= leave and to == "decided"), None)
@@ -869,7 +885,7 @@ def contender_row(con, rs, a_bps):
         queue_drops=round(statistics.mean(r.queue_drops for r in ok), 1) if ok else None,
         decision_ms=round(statistics.mean(d), 1) if (d := [r.decision_ms for r in ok
                                                             if r.decision_ms is not None]) else None,
-        aside_s=[r.aside_s for r in ok], back_s=[r.back_s for r in ok],
+        aside_s=[r.aside_s for r in ok], back_s=[r.back_s for r in ok], gone_s=[r.gone_s for r in ok],
         rtt_last10_p50_ms=[r.rtt_last10_p50_ms for r in ok], beside_mbps=[r.beside_mbps for r in ok],
         up_s=[r.up_s for r in ok],
         drops_after_decision=[r.drops_after_decision for r in ok],
@@ -980,13 +996,16 @@ def markdown(results):
         if cross.get("start"):
             out += ["", f"The competitor arrives {cross['start']:g} s into the transfer and leaves {cross['duration']:g} s "
                     "later. Per valid run: seconds from its arrival to stepping aside, from its departure to "
-                    "held again, the p50 RTT+ of the transfer's last 10 s (ms), and the flow's wire rate while the "
-                    "competitor was there (Mb/s).", "",
-                    "| contender | aside after (s) | held again after (s) | RTT+ p50, last 10 s | rate beside it |",
-                    "|---|---|---|---|---|"]
+                    "held again (the engine's decision) and to the queue gone (the path's RTT, its median over "
+                    "0.5 s, within 5% of the base), the p50 RTT+ of the transfer's last 10 s (ms), and the flow's "
+                    "wire rate while the competitor was there (Mb/s).", "",
+                    "| contender | aside after (s) | held again after (s) | queue gone after (s) | RTT+ p50, last 10 s "
+                    "| rate beside it |",
+                    "|---|---|---|---|---|---|"]
             for c in s["contenders"]:
                 out.append(f"| {c['contender']} | {', '.join(fmt(x) for x in c.get('aside_s', []))} | "
                            f"{', '.join(fmt(x) for x in c.get('back_s', []))} | "
+                           f"{', '.join(fmt(x) for x in c.get('gone_s', []))} | "
                            f"{', '.join(fmt(x) for x in c.get('rtt_last10_p50_ms', []))} | "
                            f"{', '.join(fmt(x) for x in c.get('beside_mbps', []))} |")
         if cross.get("kind") == "udp" and cross.get("duration"):

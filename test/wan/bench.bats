@@ -350,3 +350,25 @@ PY
   [ "$status" -eq 0 ]
   [ "${lines[-1]}" = ok ]
 }
+
+@test "wanbench.gone_s: seconds from the competitor's departure to the first ping within 5% of the base that begins 0.5 s whose median is too" {
+  run "$PY" - "$REPO/scripts" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import wanbench
+
+t = [round(0.01 * i, 2) for i in range(1, 1001)]  # 10 s of pings, 10 ms apart
+queued = [58.0] * 1000
+assert wanbench.gone_s(t, queued, 3.0, 40.0) is None  # the queue never goes
+drain = [58.0 if x < 5.0 else 40.5 for x in t]
+assert wanbench.gone_s(t, drain, 3.0, 40.0) == 2.0, wanbench.gone_s(t, drain, 3.0, 40.0)
+lull = [40.0 if 3.5 <= x < 3.7 else r for x, r in zip(t, drain)]  # 200 ms of lull is no 0.5 s median
+assert wanbench.gone_s(t, lull, 3.0, 40.0) == 2.0
+lifted = [43.5 if 6.0 <= x < 6.2 else r for x, r in zip(t, drain)]  # a lift's 200 ms of queue after it
+assert wanbench.gone_s(t, lifted, 3.0, 40.0) == 2.0
+assert wanbench.gone_s(t, drain, 9.95, 40.0) is None  # fewer than 10 pings left
+print("ok")
+PY
+  echo "$output"
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" = ok ]
+}
