@@ -1160,21 +1160,21 @@ static int given_back(const struct sobas_engine *e, const struct sobas_engine_in
  * loss with no queue 1.3 s in, and the flow ran as plain CUBIC for the remaining 60 s). The search runs
  * uncapped (a receiver's under a ceiling it never reaches) until it decides, so a return that finds the
  * competitor or the losses still there costs only the held windows that find them again. A flow on a
- * lossy path keeps seeing losses and stays aside, as the paper has it. */
-/* Aside, a receiver keeps a ceiling too (raise_ceiling), from its first window after the step, which
+ * lossy path keeps seeing losses and stays aside, as the paper has it.
+ * Aside, a receiver keeps a ceiling too (raise_ceiling), from its first window after the step, which
  * opened the window at once: released to S_max, autotuning offers the window of the whole buffer the
  * release opened, and a return's decision holds only once the sender has consumed it. Measured on
  * arrive-leave (100 Mb/s, 40 ms) at bdde72f: aside, the window offered grew to 20.97 MB where ~0.7 MB
- * were in flight; back and decided 1.1-1.2 s after the departure, it receded at ~70% of the receive
+ * were in flight; back and decided 0.9-1.2 s after the departure, it receded at ~70% of the receive
  * rate (16.2 MB to 0.49 in 1.8 s), the RTT 58 ms on the 40 ms base all that time: the queue gone
- * 3.15-3.45 s after the departure. On udp-leave without sobasd a flow that stepped aside beside the UDP
- * decided again 2.8 s later with 18.5 MB offered, and kept 24-33 ms of queue for the 3.4 s until the
- * UDP stopped. With the ceiling (interleaved against bdde72f, 2 runs each way of `sobas` and `sobas`
- * without sobasd): a ceiling of 2.72-3.17 MB aside, 5.5-6.5 times the S decided after the return
- * offered at that decision against 33-35 times, held 0.33-0.45 s after it against 1.9-2.0 s, the queue
- * gone 1.46-1.91 s after the departure against 3.15-3.45. Over 3828 windows aside under it
- * (arrive-leave, competing, congested, bbr-competitor, gig-tcp, udp-leave) the flow had at most 0.42
- * of it in flight, none limited by it. */
+ * 3.40-3.66 s after the departure (gone_s in scripts/wanbench.py). On udp-leave without sobasd a flow
+ * that stepped aside beside the UDP decided again 2.8 s later with 18.5 MB offered, and kept 24-33 ms
+ * of queue for the 3.4 s until the UDP stopped. With the ceiling (interleaved against bdde72f, 2 runs
+ * each way of `sobas` and `sobas` without sobasd): a ceiling of 2.72-3.17 MB aside, 5.5-6.5 times the
+ * S decided after the return offered at that decision against 33-35 times, held 0.33-0.45 s after it
+ * against 1.9-2.0 s, the queue gone 1.71-2.14 s after the departure against 3.40-3.66. Over 3828
+ * windows aside under it (arrive-leave, competing, congested, bbr-competitor, gig-tcp, udp-leave) the
+ * flow had at most 0.42 of it in flight, none limited by it. */
 static int aside(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   const uint32_t recent = 3;
   if (path_loss_aside(e, in)) e->path_loss_ns = in->t_ns;
