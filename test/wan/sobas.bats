@@ -194,8 +194,10 @@ rate = lambda ws: sum(int(x["rx_bytes"]) for x in ws) * 8 / (sum(int(x["dur_us"]
 late = wins[len(wins) // 2:]
 held_mbps, late_mbps = rate(wins), rate(late)
 s_mbps = s * 8 / (int(dec[0]["base_rtt_us"]) / 1e6) / 1e6
-# Windows aside hold no S (s=0); a second half all aside has none, and fails the S bar below.
-s_late = [int(x["s"]) * 8 / (int(x["base_rtt_us"]) / 1e6) / 1e6 for x in late if int(x["s"])]
+# Only decided windows hold an S: aside or searching the window is released or under a ceiling the flow
+# never reaches; a second half with none held fails the S bar below.
+s_late = [int(x["s"]) * 8 / (int(x["base_rtt_us"]) / 1e6) / 1e6 for x in late
+          if int(x["s"]) and x.get("state") == "decided"]
 s_late_mbps = statistics.median(s_late) if s_late else 0
 print(f"{name}: goodput {goodput:.1f} Mb/s ({100 * goodput / a_mbps:.1f}% of A {a_mbps}; "
       f"{held_mbps:.1f} Mb/s = {100 * held_mbps / a_mbps:.1f}% once decided, {100 * late_mbps / a_mbps:.1f}% "
@@ -320,7 +322,7 @@ A=77.2
   [ "$max" -gt 1000000 ]
 }
 
-@test "congested path (random loss): sobas steps aside to S_max, goodput >= 98% of plain in one of 2 pairs of runs" {
+@test "congested path (random loss): sobas steps aside (S_max, a ceiling it never reaches), goodput >= 98% of plain in one of 2 pairs of runs" {
   # The same seeded loss sequence in both runs: the flows meet the same losses, and measured 6 pairs
   # agree within 0.4%, but a run's goodput can still sink 5% on its own on this host (plain once made
   # 23.8 against 25.1-25.2 Mb/s in 5 other runs): a second pair tells a host's deviation from an engine
@@ -343,10 +345,11 @@ print(f"pair {i}: plain {plain:.1f} Mb/s, sobas {sobas:.1f} Mb/s ({100 * sobas /
       f"last window state={last['state']} s={last['s']}")
 assert any(to == "congested" for _, _, to, _ in decisions), "never stepped aside"
 # Aside, the flow may search again when its rate comes back (it never does on a lossy path), but
-# that search is uncapped: the window must end released, or searching under the ceiling congestion
-# avoidance sets (3x what it has in flight, never reached: at least twice it here).
+# that search is uncapped: the window must end released, or under the ceiling a receiver keeps aside
+# and searching (3x what it has in flight, never reached: at least twice it here).
 flight = int(last["rx_bps"]) * int(last["rtt_us"]) / 8e6
-assert last["s"] == "0" or (last["state"] == "cong-avoid" and int(last["s"]) >= 2 * flight), "not at S_max at the end"
+assert last["s"] == "0" or (last["state"] in ("congested", "cong-avoid") and int(last["s"]) >= 2 * flight), \
+    "held under S_max at the end"
 assert sobas >= 0.98 * plain, "goodput below 98% of the plain download"
 PY
   done
