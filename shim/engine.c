@@ -613,9 +613,9 @@ static uint64_t in_flight_rate(const struct sobas_engine_input *in) {
   return window_rate(in->cwnd_bytes, in->rtt_us);
 }
 
-/* Searching in congestion avoidance, and aside, S is a ceiling: ca_ceiling_gain times what the flow has in flight
- * (R·T at the RTT of the window), the more of this window and the one before: the window of a loss
- * reads low while the recovery holds data back. Without one, the window autotuning offers is never
+/* Searching in congestion avoidance, and aside, S is a ceiling: ca_ceiling_gain times what the flow has
+ * in flight (R·T at the RTT of the window), the more of this window and the one before: the window of a
+ * loss reads low while the recovery holds data back. Without one, the window autotuning offers is never
  * withdrawn, and a decision holds only once the sender has consumed it: beside one CUBIC flow without
  * sobasd, 1.3-2.2 MB offered after slow start's loss where 180-230 KB were in flight, and a decision on
  * the share held 1.0-1.4 s before stepping aside (0.7-1.0 s under the ceiling); on the 0.25-BDP path
@@ -835,8 +835,9 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
   }
   /* Congestion avoidance under a ceiling: it follows the flow up (it may fall to 1/(1 + ceiling_step) of
    * the gain before it moves, so that a climbing flow does not log a move every window), and nothing
-   * is buffer limited under it. Entering the state uncapped (back from stepping aside), it comes down
-   * to the ceiling. State 3 with S under S_max is under a ceiling: nothing else caps it there. */
+   * is buffer limited under it. Entering the state uncapped, it comes down to the ceiling at once; a
+   * receiver back from stepping aside is under the one it kept aside. State 3 with S under S_max is
+   * under a ceiling: nothing else caps it there. */
   if (e->state == SOBAS_ST_CONG_AVOID && e->p.ca_ceiling_gain > 0) {
     if (raise_ceiling(e, in, a)) return 1;
     if (e->s < e->p.s_max) return 0;
