@@ -14,8 +14,8 @@ The bars, as the issues state them:
   default's run of the same repeat, whose seeds and competitor phase every contender of the repeat
   shares (over linux default's mean for rows recorded before repeats were paired), and in arrive-leave
   stepped aside within 2 s of the arrival, held again within 3 s of the departure (decided, and the
-  queue gone: the path's RTT, its median over 0.5 s, within 5% of the base), and the p50 RTT of the
-  last 10 s within 5% of the base;
+  queue gone: the first ping within 5% of the base that begins 0.5 s of pings whose median is too),
+  and the p50 RTT of the last 10 s within 5% of the base;
 - alone on the path (gig, gig-udp, typical, shallow, bloated, long): goodput >= 95% of A, or >= 0.98x
   the better of max buffer and linux default where neither reaches 95%; p50 RTT+ <= 5% of the base RTT;
   and in every valid run no packet lost after the decision (the link's drops of the flow's host, from

@@ -282,8 +282,8 @@ class Run:
     # wire rate while the competitor was there (the share it kept: where a run's goodput is won or lost).
     aside_s: float | None = None
     back_s: float | None = None
-    # ... and from its departure to the path's queue gone (the RTT's median over 0.5 s within 5% of the
-    # base): held again is a decision, and the window offered before it is never withdrawn.
+    # ... and from its departure to the path's queue gone (gone_s): held again is a decision, and the
+    # window offered before it is never withdrawn.
     gone_s: float | None = None
     rtt_last10_p50_ms: float | None = None
     beside_mbps: float | None = None
@@ -996,9 +996,9 @@ def markdown(results):
         if cross.get("start"):
             out += ["", f"The competitor arrives {cross['start']:g} s into the transfer and leaves {cross['duration']:g} s "
                     "later. Per valid run: seconds from its arrival to stepping aside, from its departure to "
-                    "held again (the engine's decision) and to the queue gone (the path's RTT, its median over "
-                    "0.5 s, within 5% of the base), the p50 RTT+ of the transfer's last 10 s (ms), and the flow's "
-                    "wire rate while the competitor was there (Mb/s).", "",
+                    "held again (the engine's decision) and to the queue gone (the first ping within 5% of the "
+                    "base that begins 0.5 s of pings whose median is too), the p50 RTT+ of the transfer's last 10 s "
+                    "(ms), and the flow's wire rate while the competitor was there (Mb/s).", "",
                     "| contender | aside after (s) | held again after (s) | queue gone after (s) | RTT+ p50, last 10 s "
                     "| rate beside it |",
                     "|---|---|---|---|---|---|"]
