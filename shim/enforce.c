@@ -197,5 +197,5 @@ int sobas_enforce_regrow(int fd) {
 }
 
 const char *sobas_enforce_lever(const struct sobas_hold *h) {
-  return h->pace_Bps ? "pacing" : h->rcvbuf ? "lock+clamp" : "clamp";
+  return h->pace_Bps ? "pacing" : h->rcvbuf && !h->unlocked ? "lock+clamp" : "clamp";
 }

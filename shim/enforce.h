@@ -58,7 +58,8 @@ int sobas_enforce_wake(int fd, uint32_t bytes, struct sobas_hold *h);
  * (left alone), -EPERM when this process may not, or -errno. */
 int sobas_enforce_regrow(int fd);
 
-/* Name of the lever used, for the log ("lock+clamp", "clamp" or "pacing"). */
+/* Name of the lever used, for the log ("lock+clamp", "clamp" or "pacing"; a ceiling aside, on the buffer a
+ * release unlocked, is "clamp"). */
 const char *sobas_enforce_lever(const struct sobas_hold *h);
 
 #endif

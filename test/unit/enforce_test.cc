@@ -108,6 +108,7 @@ TEST_F(Levers, AHoldAfterAReleaseLocksTheBufferAgainWithoutShrinkingIt) {
   EXPECT_EQ(GetInt(fd_, SOL_SOCKET, kBufLock) & kRcvLock, kRcvLock);
   EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), opened);
   EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP), 200000);
+  EXPECT_STREQ(sobas_enforce_lever(&h_), "lock+clamp");
 }
 
 // Aside, a ceiling caps the window alone: the buffer stays open and unlocked, autotuning's as plain TCP's,
@@ -121,6 +122,7 @@ TEST_F(Levers, ACeilingAfterAReleaseClampsTheWindowAndLeavesTheBufferUnlocked) {
   EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), opened);
   EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP), 900000);
   EXPECT_EQ(h_.s, 900000u);
+  EXPECT_STREQ(sobas_enforce_lever(&h_), "clamp");
   const int moved = 1 << 24;
   ASSERT_EQ(setsockopt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP, &moved, sizeof moved), 0);
   EXPECT_EQ(sobas_enforce_verify(fd_, &h_), 1);
