@@ -69,6 +69,13 @@ static int set_buf_lock(int fd, int on) {
   return set_int(fd, SOL_SOCKET, SO_BUF_LOCK, on ? locks | RCVBUF_LOCK : locks & ~RCVBUF_LOCK);
 }
 
+/* The window clamped at s, and recorded so that sobas_enforce_verify re-applies it. */
+static int clamp_window(int fd, uint64_t s, struct sobas_hold *h) {
+  int r = set_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, (int)s);
+  if (r == 0) h->s = s;
+  return r;
+}
+
 int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h) {
   if (s == 0 || s > RELEASED_CLAMP) return -EINVAL;
   /* Autotuning resets TCP_WINDOW_CLAMP each time it grows the buffer (measured: a clamp set in
@@ -84,9 +91,7 @@ int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h) {
     uint64_t want = 2 * s < (uint64_t)max ? 2 * s : (uint64_t)max;
     if (want > h->rcvbuf && set_int(fd, SOL_SOCKET, SO_RCVBUF, (int)want) == 0) h->rcvbuf = want;
   }
-  int r = set_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, (int)s);
-  if (r == 0) h->s = s;
-  return r;
+  return clamp_window(fd, s, h);
 }
 
 static int set_pacing(int fd, uint64_t rate) {
@@ -133,9 +138,7 @@ int sobas_enforce_release(int fd, struct sobas_hold *h) {
 
 int sobas_enforce_ceiling(int fd, uint64_t s, struct sobas_hold *h) {
   if (s == 0 || s > RELEASED_CLAMP) return -EINVAL;
-  int r = set_int(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, (int)s);
-  if (r == 0) h->s = s;
-  return r;
+  return clamp_window(fd, s, h);
 }
 
 int sobas_enforce_pace(int fd, uint64_t s, uint64_t held, uint64_t now, struct sobas_hold *h) {
