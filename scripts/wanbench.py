@@ -14,6 +14,7 @@ and DIR/<scenario>.png (throughput and RTT vs time per contender; for sobas the 
 """
 
 import argparse
+import bisect
 import json
 import os
 import random
@@ -314,12 +315,12 @@ class Run:
 def gone_s(t, rtt_ms, leave, base_ms):
     """Seconds from LEAVE (the series' clock) to the first ping (T, RTT_MS) within 5% of BASE_MS that begins
     0.5 s of pings whose median is too; None when none does."""
-    for i, ti in enumerate(t):
-        if ti < leave or rtt_ms[i] > 1.05 * base_ms:
+    for i in range(bisect.bisect_left(t, leave), len(t)):
+        if rtt_ms[i] > 1.05 * base_ms:
             continue
-        span = sorted(r for tj, r in zip(t[i:], rtt_ms[i:]) if tj < ti + 0.5)
+        span = sorted(rtt_ms[i:bisect.bisect_left(t, t[i] + 0.5)])
         if len(span) >= 10 and span[len(span) // 2] <= 1.05 * base_ms:
-            return round(ti - leave, 2)
+            return round(t[i] - leave, 2)
     return None
 
 

@@ -364,7 +364,7 @@ drain = [58.0 if x < 5.0 else 40.5 for x in t]
 assert wanbench.gone_s(t, drain, 3.0, 40.0) == 2.0, wanbench.gone_s(t, drain, 3.0, 40.0)
 lull = [40.0 if 3.5 <= x < 3.7 else r for x, r in zip(t, drain)]  # 200 ms of lull is no 0.5 s median
 assert wanbench.gone_s(t, lull, 3.0, 40.0) == 2.0
-lifted = [43.5 if 6.0 <= x < 6.2 else r for x, r in zip(t, drain)]  # a lift's 200 ms of queue after it
+lifted = [43.5 if 5.1 <= x < 5.3 else r for x, r in zip(t, drain)]  # a lift's 200 ms of queue in the 0.5 s
 assert wanbench.gone_s(t, lifted, 3.0, 40.0) == 2.0
 assert wanbench.gone_s(t, drain, 9.95, 40.0) is None  # fewer than 10 pings left
 print("ok")
