@@ -350,6 +350,21 @@ static uint32_t standing_rtt(const struct sobas_engine_input *in) {
   return in->probe && in->rtt_least_us ? in->rtt_least_us : in->rtt_us;
 }
 
+/* A flow that fills S has S in flight, so its RTT stands at S/R: a queue of S/R - T. That queue, held by
+ * the path, lies under every echo; a host stretching the loop lifts the echoes' mean alone. So the least
+ * echo holds at least half of it. Measured in the full run at d821210: 14 of the 15 slow-start decisions
+ * on a filled cap held 0.66-0.98 of it under their least echo (`gig`, `gig-udp`, `gig-tcp`, `typical`,
+ * `bloated`, `arrive-leave`). The 15th, on `gig` with C' read at 585 Mb/s of A = 965, held 0.34 (rate
+ * 537.5 Mb/s under S = 1.79 MB: 6.6 ms of queue; its least echo 2.2 ms over the 20 ms base, the mean 6.1),
+ * decided there, and took 0.9 s of lifts to reach A. Only the probe has a least echo: a window's own RTT
+ * is a mean, and says nothing more here than the `limited` it read. */
+static int queue_fills_s(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t t0) {
+  if (!in->probe || !in->rtt_least_us) return 1;
+  if (!in->rate_bps) return 0;
+  double rtt_at_s = (double)e->s * 8e6 / (double)in->rate_bps;
+  return 2.0 * (double)standing_rtt(in) >= (double)t0 + rtt_at_s;
+}
+
 /* Slow start's "full" (full_rtt_frac and 2 ms over the base) on the RTT a standing queue shows. */
 static int standing_in_ss(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t t0) {
   return rtt_above(standing_rtt(in), t0, e->p.full_rtt_frac, 2000);
@@ -771,7 +786,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
      * Mb/s, linux default 933.8). Every kept slow-start decision on a filled cap elsewhere (`typical`
      * 17, `long` 14, `bloated` 11, 8 on four other paths) had its least echo 20-99% over the base. */
     int standing = standing_in_ss(e, in, t0);
-    if (in_ss && limited && !standing) full = 0;
+    if (in_ss && limited && !(standing && queue_fills_s(e, in, t0))) full = 0;
     /* Back from stepping aside, a plateau at the rate held alone is the path the flow had alone, full
      * whatever the queue: CUBIC regrowing after the competitor left flattens near its last maximum and
      * fills the buffer slowly. Measured on arrive-leave without sobasd: 96.5 Mb/s (A) for 5.8 s at

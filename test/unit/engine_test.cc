@@ -1203,14 +1203,31 @@ TEST(Engine, AStartCapTheHostStretchedGrowsToThePath) {
   ASSERT_EQ(g.e.state, SOBAS_ST_DECIDED);
   EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
   EXPECT_GE((double)g.last().rate_bps, 0.95 * a_mbps * kMbps);
-  // The same windows with a queue under every echo (the least 4 ms over the base) are a plateau at
-  // the path's ceiling, decided at once.
+  // The same windows with the queue the filled cap makes at this rate (8.8 ms) under every echo (the
+  // least 8 ms over the base) are a plateau at the path's ceiling, decided at once.
   Engine q(516 * kMbps, Engine::defaults(), base);
   q.feed(115, 20600, 0, true, 0, 20129);
   q.feed(408, 25000, 0, true, 0, 24000);
-  q.feed(430, 29000, 0, true, 0, 24000);
+  q.feed(430, 29000, 0, true, 0, 28000);
   EXPECT_EQ(q.e.state, SOBAS_ST_DECIDED);
   EXPECT_EQ(q.last().why, SOBAS_WHY_FLAT_RATE);
+}
+
+// A least echo over the base by more than the host's noise, yet under half the queue the filled cap
+// makes at this rate (S/R - T), is the host stretching the loop, not a queue the path kept: S grows on.
+// The windows of a real `gig` run at d821210 (C' 585 Mb/s of A = 965, base 20 ms): decided there at
+// 537.5 Mb/s, it took 0.9 s of lifts to reach A.
+TEST(Engine, AFilledCapWhoseLeastEchoItDoesNotExplainIsNoPlateau) {
+  Engine g(uint64_t(584.871 * kMbps), Engine::defaults(), 20000);
+  const uint64_t cap = g.e.s;
+  EXPECT_FALSE(g.feed(177.5, 20438, 0, true, 21197, 20090));
+  ASSERT_TRUE(g.feed(533.7, 27777, 0, true, 33597, 23067));
+  EXPECT_EQ(g.e.state, SOBAS_ST_SS_GROWING);
+  // 537.5 Mb/s over the echoes' mean, 26.1 ms, is 1.75 MB: the 1.79 MB S holds it, at 26.6 ms. The least
+  // echo, 22.2 ms, holds 2.2 of those 6.6 ms of queue.
+  g.feed(537.5, 26063, 0, true, 30216, 22231);
+  EXPECT_NE(g.e.state, SOBAS_ST_DECIDED);
+  EXPECT_GT(g.e.s, cap);
 }
 
 // The same host stretching the loop while the sender's CUBIC, out of slow start early on those delays,
