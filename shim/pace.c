@@ -38,15 +38,6 @@ uint64_t sobas_pace_now(uint64_t held, uint64_t got, uint32_t rtt_us, uint32_t t
   return (uint64_t)((double)from * (rtt_us + t_us) / (2.0 * rtt_us));
 }
 
-/* A queue the pace keeps stands at both ends of a window; a burst of cross traffic, or a host stall, at
- * one end is gone by the next. Over the held senders of the full run at d821210 (`gig`, `gig-udp`,
- * `typical`, `bloated`, `long`, `shallow`, `udp-leave`, `arrive-leave`), the cuts after windows ending over
- * the margin when the one before had not took 0.2-1.1% off the pace, averaged over each flow's held
- * windows; those after two in a row 0.3-3.0%. */
-uint32_t sobas_pace_drain_rtt(uint32_t prev_us, uint32_t now_us) {
-  return prev_us && prev_us < now_us ? prev_us : now_us;
-}
-
 /* A paced flow that is not cwnd-limited does not grow its cwnd, so a lift can take the pace past what
  * the cwnd carries; the flow then waits on the congestion control (track.c, regrow). */
 int sobas_pace_cwnd_short(uint64_t cwnd_bytes, uint64_t held, uint32_t t_us) {

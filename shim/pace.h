@@ -14,10 +14,6 @@ uint64_t sobas_pace_held(uint64_t s, uint32_t t_us, double headroom);
  * queue is the lift's question). */
 uint64_t sobas_pace_now(uint64_t held, uint64_t got, uint32_t rtt_us, uint32_t t_us, int lifting);
 
-/* The RTT a held pacer's next pace is set by: the lower of its last window's ending RTT (now_us) and the
- * window's before that (prev_us; 0: none), the queue that stood at both. */
-uint32_t sobas_pace_drain_rtt(uint32_t prev_us, uint32_t now_us);
-
 /* Whether a cwnd of cwnd_bytes is short of what a pace of held bytes per second keeps in flight over a
  * base RTT of t_us: paced that fast, the flow would wait on its congestion window. */
 int sobas_pace_cwnd_short(uint64_t cwnd_bytes, uint64_t held, uint32_t t_us);

@@ -321,13 +321,13 @@ static void probe_end(struct sobas_flow *f, const struct sobas_probe_view *pv, c
   if (logging()) log_probe_status(f, pv, SOBAS_PROBE_OFF, why);
 }
 
-/* Paces a sender held for S = s at `held` bytes per second, lower while its RTT (rtt_us) shows a queue;
- * in a drain, from the rate `got_bps` the path gave its last window when that is lower (only there:
- * held, a host stall's dip in that rate would deepen every cut it makes). */
-static int pace_hold(int fd, struct sobas_flow *f, uint64_t s, uint64_t held, uint64_t got_bps, uint32_t rtt_us) {
+/* Paces a sender held for S = s at `held` bytes per second, lower while its RTT shows a queue; in a
+ * drain, from the rate `got_bps` the path gave its last window when that is lower (only there: held, a
+ * host stall's dip in that rate would deepen every cut it makes). */
+static int pace_hold(int fd, struct sobas_flow *f, uint64_t s, uint64_t held, uint64_t got_bps) {
   uint32_t t = f->base_rtt_us ? f->base_rtt_us : f->last.rtt_us;
   uint64_t got = sobas_engine_draining(&f->eng) ? got_bps / 8 : 0;
-  return sobas_enforce_pace(fd, s, held, sobas_pace_now(held, got, rtt_us, t, f->eng.lifting), &f->hold);
+  return sobas_enforce_pace(fd, s, held, sobas_pace_now(held, got, f->last.rtt_us, t, f->eng.lifting), &f->hold);
 }
 
 /* Whether a sender's kernel is in slow start: tcp_in_slow_start() is snd_cwnd < snd_ssthresh, and the
@@ -362,7 +362,7 @@ static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
     err = a->s >= f->eng.p.s_max
               ? sobas_enforce_unpace(fd, &f->hold)
               : pace_hold(fd, f, a->s, sobas_pace_held(a->s, f->base_rtt_us ? f->base_rtt_us : a->rtt_us, f->eng.p.headroom),
-                          0, f->last.rtt_us);
+                          0);
   else if (a->set)
     err = a->s >= f->eng.p.s_max           ? sobas_enforce_release(fd, &f->hold)
           : a->to == SOBAS_ST_CONGESTED ? sobas_enforce_ceiling(fd, a->s, &f->hold)
@@ -530,7 +530,6 @@ static void board_report(struct sobas_flow *f, int64_t now_ns) {
 static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, const struct sobas_probe_view *pv) {
   struct sobas_engine_input in = (f->flags & SOBAS_FLOW_SENDS) ? sender_input(f, w) : receiver_input(f, w, pv);
   struct sobas_action a;
-  uint32_t prev_rtt_us = f->last_rtt_us;
   engine_begin(fd, f, in.rtt_us, w->t_start_ns - f->t_open_ns);
   board_report(f, w->t_end_ns);
   in.siblings = f->siblings;
@@ -538,9 +537,9 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
   f->last_rtt_us = in.rtt_us;
   if (!(seed_policy() ? sobas_policy_feed(&f->pol, &in, &a) : sobas_engine_feed(&f->eng, &in, &a))) {
     /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked); a
-     * paced sender drains whatever queue stood at both ends of the window. */
+     * paced sender drains whatever queue the window ended with. */
     if (f->hold.pace_Bps)
-      pace_hold(fd, f, f->hold.s, f->hold.held_Bps, w->tx_rate_bps, sobas_pace_drain_rtt(prev_rtt_us, f->last.rtt_us));
+      pace_hold(fd, f, f->hold.s, f->hold.held_Bps, w->tx_rate_bps);
     else if (f->hold.s)
       sobas_enforce_verify(fd, &f->hold);
     return;

@@ -42,15 +42,6 @@ TEST(Pace, AQueueIsDrainedWithinTheNextWindow) {
   EXPECT_NEAR(cut, queued, 0.001 * queued);
 }
 
-TEST(Pace, ADrainReadsTheQueueThatStoodAtBothEndsOfTheWindow) {
-  EXPECT_EQ(sobas_pace_drain_rtt(40300, 43000), 40300u) << "a burst at the window's end alone: no cut";
-  EXPECT_EQ(sobas_pace_drain_rtt(44000, 42000), 42000u) << "a queue falling: cut by what is left";
-  EXPECT_EQ(sobas_pace_drain_rtt(0, 43000), 43000u) << "no window before: this one's";
-  const uint64_t held = 12500000;
-  EXPECT_EQ(sobas_pace_now(held, 0, sobas_pace_drain_rtt(40300, 43000), 40000, 0), held);
-  EXPECT_LT(sobas_pace_now(held, 0, sobas_pace_drain_rtt(43000, 43000), 40000, 0), held);
-}
-
 TEST(Pace, ALiftsQueueIsLeftForTheLiftToRead) {
   EXPECT_EQ(sobas_pace_now(70000000, 0, 25000, 20000, 1), 70000000u);
   EXPECT_EQ(sobas_pace_now(70000000, 60000000, 25000, 20000, 1), 70000000u);
