@@ -360,9 +360,9 @@ static uint32_t standing_rtt(const struct sobas_engine_input *in) {
  * is a mean, and says nothing more here than the `limited` it read. */
 static int queue_fills_s(const struct sobas_engine *e, const struct sobas_engine_input *in, uint32_t t0) {
   if (!in->probe || !in->rtt_least_us) return 1;
-  if (!in->rate_bps) return 0;
-  double rtt_at_s = (double)e->s * 8e6 / (double)in->rate_bps;
-  return 2.0 * (double)standing_rtt(in) >= (double)t0 + rtt_at_s;
+  /* least - T >= (S/R - T)/2, i.e. R over T + 2·(least - T) fills S. */
+  uint32_t least = standing_rtt(in), queue = least > t0 ? least - t0 : 0;
+  return window_bytes(in->rate_bps, t0 + 2 * queue) >= e->s;
 }
 
 /* Slow start's "full" (full_rtt_frac and 2 ms over the base) on the RTT a standing queue shows. */
