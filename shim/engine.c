@@ -237,6 +237,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
   if (phase(to) != phase(e->state) || why == SOBAS_WHY_REEVALUATE) forget_rates(e);
   if (to != e->state) {
     e->lifting = 0;
+    if (to == SOBAS_ST_DECIDED || to == SOBAS_ST_CONGESTED) e->climb = e->climbed = 0;
     if (to == SOBAS_ST_DECIDED) {
       e->decided_ns = t_ns;
       e->loss_episodes = 0;
@@ -825,6 +826,26 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
     int r = decide_or_aside(e, a, in, in_ss, rate, n, SOBAS_WHY_FLAT_RATE);
     if (r >= 0) return r;
   }
+  /* flat-rate, seen in a climb the caller started after slow start's loss (sobas_engine_regrew): CUBIC
+   * started again grows 5% a round, so the path is full at the first window at its highest rate yet
+   * with a queue, which then grows ~5% of T a round. Left to the plateau rules, measured on `shallow`
+   * (0.25-BDP buffer, 10 ms of queue at 40 ms): the climb went 58 -> 64 -> 71 -> 78 Mb/s of A = 77 in
+   * 0.35 s, the last at +4.3 ms, and overflowed the buffer in the next window in 4 runs of 4. The climb
+   * met RTT noise of +0.6-3.2 ms below A, in one window at a time: a queue is full_rtt_frac and 2 ms
+   * (4 ms there), or equal_tol and 2 ms after a window 1 ms over the base (its queue growing). The rate
+   * may dip within equal_tol of the highest as the queue grows (bursts of cross traffic). */
+  if (e->climb && !lost_lately && n >= 2 && (double)in->rate_bps >= (1.0 - e->p.equal_tol) * (double)max_rate(e, n) &&
+      (rtt_above(in->rtt_us, t0, e->p.full_rtt_frac, 2000) ||
+       (rtt_above(in->rtt_us, t0, e->p.equal_tol, 2000) && rtt_above(e->rtt_at[n - 2], t0, 0, 1000)))) {
+    uint64_t rate = in->rate_now_bps > in->rate_bps ? in->rate_now_bps : in->rate_bps;
+    int r = decide_or_aside(e, a, in, in_ss, rate, n, SOBAS_WHY_FLAT_RATE);
+    if (r >= 0) {
+      e->climbed = e->state == SOBAS_ST_DECIDED;
+      return r;
+    }
+  }
+  /* A loss ends the climb: CUBIC remembers where it lost, and regrows towards it as after any loss. */
+  if (lost_lately) e->climb = 0;
   /* A drop with no plateau before it: slow start ended in loss; keep looking in congestion avoidance.
    * Only with a loss in this window or the two before (a loss shows at the receiver in the window of
    * the drop or the one before; a retransmission that lands late, one later): a drop with none is a
@@ -1240,9 +1261,12 @@ static int lift_due(const struct sobas_engine *e, const struct sobas_engine_inpu
  * path gives, and a lift at once paces over it again (measured on `gig-udp`, A = 551 Mb/s beside constant
  * UDP: 2 of 3 decided at 625-633, trimmed to 552-555, lifted 0.12 s later and back, one trimmed again to
  * 536 and held there 0.65 s: 3 runs at 496-527 Mb/s against 530-536 before, RTT+ p50 0.74-1.44 ms against
- * 0.45-0.92). */
+ * 0.45-0.92). Nor after a decision at a regrown climb's end (climbed): the climb met the path full, and
+ * it leaves the cwnd 20-30% over R·T, so nothing but the pace bounds a lift: on `shallow` (10 ms of
+ * buffer) 3 of 6 such first lifts, 0.21-0.23 s after the decision at +10% for a window, were followed
+ * by 3-11 retransmissions, where the cwnd a loss leaves bounds a lift's queue to a few ms. */
 static int first_lift_due(const struct sobas_engine *e, const struct sobas_engine_input *in) {
-  return e->p.lift_first_held && e->p.lift_gain > 0 && e->held && !e->lifted && !e->trim_ns &&
+  return e->p.lift_first_held && e->p.lift_gain > 0 && e->held && !e->lifted && !e->trim_ns && !e->climbed &&
          !in->siblings && in->rate_bps && e->s < e->p.s_max &&
          !rtt_above(in->rtt_us, base_rtt(in), e->p.equal_tol, 1000);
 }
@@ -1595,6 +1619,10 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
   e->kernel_ca = in->kernel_ss == SOBAS_KERNEL_CA;
   e->ooo_ours = in->probe && in->ooo && (in_ss || probe_saw_queue(e, in));
   return r;
+}
+
+void sobas_engine_regrew(struct sobas_engine *e) {
+  if (e->state >= SOBAS_ST_SLOW_START && e->state <= SOBAS_ST_CA_GROWING) e->climb = 1;
 }
 
 int sobas_engine_searching(const struct sobas_engine *e) {

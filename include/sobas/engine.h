@@ -176,6 +176,8 @@ struct sobas_engine {
   int64_t last_episode_ns;          /* when the last of them began */
   uint8_t in_loss;                  /* the last window had out-of-order arrivals: an episode is under way */
   uint8_t loss_age;                 /* windows searched since the last with a loss signal (saturates; UINT8_MAX: none yet) */
+  uint8_t climb;                    /* searching, a sender's CUBIC started again (sobas_engine_regrew): ~5% a round */
+  uint8_t climbed;                  /* decided at the end of such a climb: no first lift (first_lift_due) */
   uint8_t drained;                  /* decided, and the last window ended with the offered window down to S */
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
   uint8_t trimmed;                  /* trim_first: no trim due: S was trimmed since the decision, or the flow held clean
@@ -235,6 +237,11 @@ int sobas_engine_capacity(struct sobas_engine *e, uint64_t cap_bps, uint32_t rtt
 
 /* Feeds one window; returns 1 and fills *a on a state change or a new S, else 0. */
 int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a);
+
+/* A searching sender's congestion control was started again after slow start's loss, the path's RTT at
+ * its base (track.c): it now climbs ~5% a round, and the search decides at the first window at its
+ * highest rate whose RTT shows a queue, before that queue overflows a shallow buffer. */
+void sobas_engine_regrew(struct sobas_engine *e);
 
 /* The flow is still looking for the path's rate: searching (slow start, congestion avoidance), lifting
  * S, or decided with the queue of its overshoot not yet drained. A queue it keeps now is its own, and

@@ -633,6 +633,52 @@ TEST(Engine, APacerSearchesUnderNoCeiling) {
   EXPECT_EQ(g.e.s, g.p.s_max);
 }
 
+// A pacer's slow start ends in a loss (a real `shallow` run's window: 77 segments retransmitted), and its
+// next window is back at the base RTT: where the shim starts its CUBIC again (track.c).
+void lose_slow_start_to_the_base(Engine &g) {
+  g.kernel_ss = SOBAS_KERNEL_CA;
+  EXPECT_FALSE(g.feed(39.3, 44714, 77));
+  EXPECT_FALSE(g.feed(58.4, 40848));
+}
+
+// A sender whose CUBIC was started again after slow start's loss (sobas_engine_regrew) climbs 5% a round.
+// A real run's windows on `shallow` (A = 77 Mb/s, a 0.25-BDP buffer: 10 ms of queue): it decides in the
+// window whose queue grows, before the next overflows the buffer; one window's spike below A is not it.
+// The same windows decide nothing without the call, and a loss ends the climb.
+TEST(Engine, ARegrownSenderDecidesWhereItsClimbQueues) {
+  for (bool regrew : {false, true}) {
+    auto p = Engine::defaults();
+    sobas_engine_pacer_params(&p);
+    Engine g(0, p);
+    g.kernel_ss = SOBAS_KERNEL_SS;
+    g.feed(10);
+    g.feed(30);
+    lose_slow_start_to_the_base(g);
+    if (regrew) sobas_engine_regrew(&g.e);
+    EXPECT_EQ(g.e.climb, regrew ? 1 : 0);
+    EXPECT_FALSE(g.feed(63.9, 43158)) << "a spike in one window, at 83% of A";
+    EXPECT_FALSE(g.feed(71.3, 41301));
+    bool decided = g.feed(77.7, 44344);
+    EXPECT_EQ(decided, regrew);
+    if (!regrew) continue;
+    EXPECT_EQ(g.last().to, SOBAS_ST_DECIDED);
+    EXPECT_EQ(g.last().why, SOBAS_WHY_FLAT_RATE);
+    EXPECT_EQ(g.last().rate_bps, (uint64_t)(77.7 * kMbps));
+    EXPECT_EQ(g.e.climb, 0) << "decided: the climb is over";
+  }
+  auto p = Engine::defaults();
+  sobas_engine_pacer_params(&p);
+  Engine g(0, p);
+  g.feed(30);
+  lose_slow_start_to_the_base(g);
+  sobas_engine_regrew(&g.e);
+  g.feed(63.9, 46000, 12);
+  EXPECT_EQ(g.e.climb, 0) << "a loss: CUBIC regrows towards where it lost, no climb of 5% a round";
+  g.feed(66, 42500);  // out of slow start (recovering)
+  g.feed(67, 42600);
+  EXPECT_NE(g.e.state, SOBAS_ST_DECIDED) << "a queue growing after a window 1 ms up: a climb's end, but no climb now";
+}
+
 // State 5: held; one loss episode is tolerated however many windows it spans, a second one close
 // after it means the path is congested (kernel signals).
 TEST(Engine, DecidedThenLossesWithoutProbeMeanCongested) {
@@ -2543,6 +2589,26 @@ TEST(Engine, APacersFirstLiftComesWithItsFirstHeldWindow) {
       EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
     }
   }
+}
+
+// A pacer decided at a regrown climb's end met the path full, and its cwnd is 20-30% over R·T, so only the
+// pace would bound a lift: it lifts after a clean hold, not with its first held window (on `shallow`, 3 of
+// 6 such first lifts were followed by losses).
+TEST(Engine, AClimbsDecisionLiftsOnlyAfterACleanHold) {
+  sobas_engine_params p = with_lift();
+  sobas_engine_pacer_params(&p);
+  Engine g(0, p);
+  g.feed(30);
+  lose_slow_start_to_the_base(g);
+  sobas_engine_regrew(&g.e);
+  g.feed(65.1, 40820);
+  g.feed(73.8, 42042);
+  ASSERT_TRUE(g.feed(76.9, 46535));
+  ASSERT_EQ(g.last().to, SOBAS_ST_DECIDED);
+  ASSERT_FALSE(g.feed(74.8, 46347)) << "its own queue, draining";
+  int windows = 0;
+  while (g.count(SOBAS_WHY_LIFT) == 0 && windows < 40) g.feed(76.5, kRtt + 900), windows++;
+  EXPECT_EQ(windows, 7) << "the clean hold's 2·queue_span - 1 windows, as without lift_first_held";
 }
 
 // A receiver decided low in slow start (on `gig`, a host stall read 534 then 496 Mb/s of A = 965 as a
