@@ -65,6 +65,7 @@ struct sobas_addr {
                                         sender told sobasd it leads): this end measures only */
 #define SOBAS_FLOW_LED_EARLY 0x100u /* a sender's first LEAD, before its receiver could probe, was looked at (sent or not) */
 #define SOBAS_FLOW_APP_LOWAT 0x200u /* the application set TCP_NOTSENT_LOWAT: sobas never sets it */
+#define SOBAS_FLOW_REGROWN 0x400u   /* a sender's CUBIC was started again after slow start's loss (track.c) */
 
 enum sobas_flow_origin { SOBAS_ORIGIN_CONNECT = 0, SOBAS_ORIGIN_ACCEPT = 1, SOBAS_ORIGIN_INHERITED = 2 };
 
