@@ -357,11 +357,12 @@ static void regrow(int fd, struct sobas_flow *f) {
 
 /* Slow start's loss leaves CUBIC regrowing from 0.7 of the cwnd it lost at towards that cwnd, slowly
  * near it, while the path may be empty: on `shallow` (0.25-BDP buffer) a sender went 214 -> 281 packets
- * in 2.4 s, the rate 59 -> 78 Mb/s of A = 77, and decided 2.6-5.1 s after the loss. Started again
+ * in 2.4 s, the rate 59 -> 78 Mb/s of A = 77, and decided 2.5-5.2 s after the loss. Started again
  * (sobas_enforce_regrow), CUBIC grows 5% a round, and the engine decides where that climb queues
- * (sobas_engine_regrew): 0.56-0.71 s after the loss in 6 runs of 6. Once a flow, in its search, with the
- * loss repaired and the RTT back at the base: a queue standing then is someone else's, and beside a
- * competitor that keeps the buffer full CUBIC's own regrowth is the share plain TCP would take. */
+ * (sobas_engine_regrew): 0.54-0.95 s after the loss in 18 runs of 18 (sender and sobas both, interleaved
+ * with the build before: docs/engine.md). Once a flow, in its search, with the loss repaired and the RTT
+ * back at the base: a queue standing then is someone else's, and beside a competitor that keeps the
+ * buffer full CUBIC's own regrowth is the share plain TCP would take. */
 static void regrow_after_loss(int fd, struct sobas_flow *f, const struct sobas_window *w) {
   uint32_t t = f->base_rtt_us;
   if ((f->flags & SOBAS_FLOW_REGROWN) || f->hold.pace_Bps || !t) return;
