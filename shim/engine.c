@@ -698,6 +698,9 @@ static int own_slow_start_queue(const struct sobas_engine *e, const struct sobas
 }
 
 /* States 1-4: looking for the rate the path gives. */
+static int searching_state(enum sobas_state s) { return s >= SOBAS_ST_SLOW_START && s <= SOBAS_ST_CA_GROWING; }
+
+/* One window of states 1-4. */
 static int search(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   uint32_t t0 = base_rtt(in);
   uint32_t n = e->n_rates;
@@ -1622,12 +1625,12 @@ int sobas_engine_feed(struct sobas_engine *e, const struct sobas_engine_input *i
 }
 
 void sobas_engine_regrew(struct sobas_engine *e) {
-  if (e->state >= SOBAS_ST_SLOW_START && e->state <= SOBAS_ST_CA_GROWING) e->climb = 1;
+  if (searching_state(e->state)) e->climb = 1;
 }
 
 int sobas_engine_searching(const struct sobas_engine *e) {
   if (e->state == SOBAS_ST_DECIDED) return !e->held || e->lifting;
-  return e->state >= SOBAS_ST_SLOW_START && e->state <= SOBAS_ST_CA_GROWING;
+  return searching_state(e->state);
 }
 
 int sobas_engine_draining(const struct sobas_engine *e) {

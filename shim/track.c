@@ -337,19 +337,26 @@ static uint8_t kernel_slow_start(const struct sobas_sample *s) {
   return s->snd_cwnd < s->snd_ssthresh ? SOBAS_KERNEL_SS : SOBAS_KERNEL_CA;
 }
 
+/* Starts a CUBIC sender's curve again (sobas_enforce_regrow) into *r; whether to log it: each time it
+ * acted, a refusal once a process (a server that dropped root after fork is refused on every flow). */
+static int regrow_and_tell(int fd, int *r) {
+  static int refused;
+  *r = sobas_enforce_regrow(fd);
+  return *r != 1 && logging() && !(*r < 0 && __atomic_exchange_n(&refused, 1, __ATOMIC_RELAXED));
+}
+
 /* A paced flow is not cwnd-limited, so its cwnd stays where it was when the pace first held it, and a
  * lift can take the pace past what that cwnd carries. CUBIC in congestion avoidance then grows the cwnd
  * from the state it kept, which after a loss can be a segment an RTT: on udp-leave (sobas both, at
  * ddc950e), after a step aside with losses, a lift from 49 Mb/s waited 2.7 s on cwnd 272 -> 338. Started
  * again (enforce.h), CUBIC gave a lift's need in the window after it (docs/kernel-facts.md). Slow start
- * doubles the cwnd anyway. A refusal is logged once a process. */
+ * doubles the cwnd anyway. */
 static void regrow(int fd, struct sobas_flow *f) {
-  static int refused;
   uint32_t t = f->base_rtt_us ? f->base_rtt_us : f->last.rtt_us;
   uint64_t cwnd = (uint64_t)f->last.snd_cwnd * f->last.snd_mss;
   if (kernel_slow_start(&f->last) != SOBAS_KERNEL_CA || !sobas_pace_cwnd_short(cwnd, f->hold.held_Bps, t)) return;
-  int r = sobas_enforce_regrow(fd);
-  if (r == 1 || !logging() || (r < 0 && __atomic_exchange_n(&refused, 1, __ATOMIC_RELAXED))) return;
+  int r;
+  if (!regrow_and_tell(fd, &r)) return;
   log_flow_line(f, "regrow", "cwnd=%u need=%llu%s%s", f->last.snd_cwnd,
                 (unsigned long long)(f->hold.held_Bps * t / 1000000 / (f->last.snd_mss ? f->last.snd_mss : 1)),
                 r ? " error=" : "", r ? strerror(-r) : "");
@@ -370,10 +377,9 @@ static void regrow_after_loss(int fd, struct sobas_flow *f, const struct sobas_w
   if (!f->last.total_retrans || w->retrans || kernel_slow_start(&f->last) != SOBAS_KERNEL_CA) return;
   if (f->last.rtt_us > t + sobas_pace_margin_us(t)) return;
   f->flags |= SOBAS_FLOW_REGROWN;
-  int r = sobas_enforce_regrow(fd);
-  if (r == 1) return; /* not CUBIC: nothing to start again */
+  int r, tell = regrow_and_tell(fd, &r);
   if (r == 0) sobas_engine_regrew(&f->eng);
-  if (logging())
+  if (tell)
     log_flow_line(f, "regrow", "why=slow-start-loss cwnd=%u ssthresh=%u rtt_us=%u%s%s", f->last.snd_cwnd,
                   f->last.snd_ssthresh, f->last.rtt_us, r ? " error=" : "", r ? strerror(-r) : "");
 }
