@@ -218,23 +218,11 @@ PY
 # back to (alone_bps=0). Once the newcomer leaves, the flow's CUBIC alone keeps the 1-BDP buffer from
 # ever emptying, so the queue's going never comes: C' is what brings it back (resume_cap_frac).
 # Measured: back 0.27 s after the departure and held 0.92 s after it; without the rule, still aside at
-# the end, about 17 s after the departure. A run whose flow held alone first (the newcomer late) tests the other rule: a
-# second is taken.
-@test "probe: a flow that steps aside before it ever held alone comes back at C' once the newcomer leaves" {
-  local try
-  for try in 1 2; do
-    path 100M 500000
-    ( sleep 0.3; mono > "$BATS_TEST_TMPDIR/arrive"
-      ip netns exec "$TB-rcv" curl -sS -o /dev/null --max-time 12 "http://10.80.1.1:8080/huge" || true
-      mono > "$BATS_TEST_TMPDIR/leave" ) >/dev/null 2>&1 3>&- &
-    local comp=$!
-    rc=$(fetch newcomer huge --max-time 30)
-    wait "$comp" || true
-    stop_path
-    [ "$rc" -eq 0 ] || [ "$rc" -eq 28 ]
-    grep ' ev=decision ' "$BATS_TEST_TMPDIR/newcomer.log" | grep ' to=congested ' | grep -q ' alone_bps=0' && break
-    echo "try $try: the flow held alone before it stepped aside"
-  done
+# the end, about 17 s after the departure. A run whose last step aside before the departure had held
+# first tests the other rule (resume_frac): the newcomer late, or (stop 85's CI) a flow back beside the
+# newcomer in its loss trough, held clean at 69 Mb/s and aside again 0.9 s before the departure. Such
+# a run's return is still judged, and another is taken: its exit status 2 says so.
+judge_newcomer() {
   python3 - "$BATS_TEST_TMPDIR" <<'PY'
 import sys
 d = sys.argv[1]
@@ -252,14 +240,38 @@ assert cap > 0, "no C': the trains found no answer"
 # path's loss, why=congested, that comes back and finds the newcomer's queue; a CI pre-check did so).
 aside = [x for t, x in dec if arrive <= t < leave and x["to"] == "congested" and x["from"] != "congested"]
 assert aside, "never stepped aside for the newcomer"
-assert aside[-1]["alone_bps"] == "0", "held alone before the newcomer in both tries: nothing here to test"
 back = next((t - leave for t, x in dec if t >= leave and x["to"] != "congested"), None)
 assert back is not None and back <= 6, f"back {back} s after the departure"
 # Back, it decides again: held. Not necessarily to the end of the 30 s: a CI pre-check's flow, back 2.4 s
 # after the departure and decided 4 s later, stepped aside twice more on the emulator's stalls (rate
 # 79 and 78 Mb/s with a queue, nothing else on the path), resuming 4 s after the first.
 assert any(t >= leave and x["to"] == "decided" for t, x in dec), "never decided again after the departure"
+if aside[-1]["alone_bps"] != "0":
+    print("  held before its last step aside: the return was the rate held's, not C's")
+    sys.exit(2)
 PY
+}
+
+@test "probe: a flow that steps aside before it ever held alone comes back at C' once the newcomer leaves" {
+  local try judged
+  for try in 1 2 3; do
+    path 100M 500000
+    ( sleep 0.3; mono > "$BATS_TEST_TMPDIR/arrive"
+      ip netns exec "$TB-rcv" curl -sS -o /dev/null --max-time 12 "http://10.80.1.1:8080/huge" || true
+      mono > "$BATS_TEST_TMPDIR/leave" ) >/dev/null 2>&1 3>&- &
+    local comp=$!
+    rc=$(fetch newcomer huge --max-time 30)
+    wait "$comp" || true
+    stop_path
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 28 ]
+    judged=0
+    judge_newcomer || judged=$?
+    [ "$judged" -ne 2 ] || { echo "try $try: the flow held before it stepped aside"; continue; }
+    [ "$judged" -eq 0 ]
+    return
+  done
+  echo "in 3 tries the flow held before its last step aside: C's rule was never what brought it back"
+  false
 }
 
 # Judges one 60 s run: "pass"; "fail: why"; "excused: ..." when the flow stepped aside in the run's
