@@ -112,6 +112,10 @@ void sobas_engine_default_params(struct sobas_engine_params *p) {
       .steady_spread_us = 0,   /* a receiver's tcpi_rcv_rtt counts whole ms: no spread under one (pacer params) */
       .ca_ceiling_gain = 3.0,  /* CUBIC grows at most 1.5x a round, 2.25x a 2·RTT window: 3x what is in
                                   flight never holds it, while autotuning offered 4-17x (below) */
+      .outgrown_gain = 0.30,   /* over 138 kept receivers that decided in slow start (2026-12-06/07), the
+                                  windows before the hold read at most 1.02x the decided rate where it was
+                                  A, up to 1.29x beside a competitor or UDP, and 1.43-1.99x on decisions at
+                                  47-521 Mb/s on gig-tcp and gig (outgrown) */
   };
 }
 
@@ -1558,6 +1562,26 @@ static int calmed(struct sobas_engine *e, const struct sobas_engine_input *in) {
   return !in->siblings && e->p.lift_gain > 0 && e->s < e->p.s_max;
 }
 
+/* A slow-start decision is on the path's ceiling, or on the sender's: CUBIC's HyStart leaves slow start
+ * when its RTT samples rise 4 ms (at a 20 ms base), which a burst of cross traffic does, and its rate
+ * then climbs ~5% a round; two windows at that rate read flat, and the burst's RTT reads full. Held at
+ * R·T the sender is no longer cwnd-limited and its cwnd stops growing. Until the window offered before
+ * the decision is consumed (a receiver's drain, update_held), the sender is not yet held, and a rate
+ * that rises well past the decision's, with no loss, shows the path had room: search on in congestion
+ * avoidance under its ceiling, where a plateau must come with a lasting queue. Measured on `gig-tcp`
+ * (4 window-limited flows, 1 Gb/s) without sobasd: HyStart out at 88-99 packets in 3 runs of 3;
+ * one decided at 47.5 Mb/s, the rate 65-95 Mb/s in the drain, then held at 25-63 for 1.3 s before a
+ * standing queue stepped it aside (422.4 Mb/s; plain CUBIC's row 605). */
+static int outgrown(struct sobas_engine *e, const struct sobas_engine_input *in) {
+  if (!e->ss_decided) return 0;
+  if (e->state != SOBAS_ST_DECIDED || e->held || e->lifting) {
+    e->ss_decided = 0;
+    return 0;
+  }
+  return e->p.outgrown_gain > 0 && in->rcv_wnd && !in->losses && !kernel_losses(in) &&
+         (double)in->rate_bps >= (1.0 + e->p.outgrown_gain) * (double)e->r_held;
+}
+
 static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
   /* A sibling left the path: its share is free, and only a lift finds it (a held flow grows no
    * other way). Measured on `servers`: 8 flows held 76.6-77.2 Mb/s of A = 77.2 together, and as
@@ -1573,6 +1597,14 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
    * with that rate forgotten, and ran as plain CUBIC, its queue standing, for the transfer's last 28 s,
    * all after the newcomer had left. */
   if (update_held(e, in)) return aside_for_queue(e, a, in, in->rate_bps);
+  if (outgrown(e, in)) {
+    e->ss_decided = 0;
+    push_rate(e, in); /* ceiling_for reads this window from the history */
+    uint64_t s = e->p.ca_ceiling_gain > 0 ? ceiling_for(e, in) : e->p.s_max;
+    act(e, a, SOBAS_ST_CONG_AVOID, SOBAS_WHY_OUTGROWN, 1, s, in->rate_bps, in->rtt_us, in->t_ns);
+    push_rate(e, in); /* the rate past the decision starts the new state's history */
+    return 1;
+  }
   if (probe_says_congested(e, in)) return step_aside(e, a, in, SOBAS_WHY_CONGESTED, in->rate_bps);
   if (e->state == SOBAS_ST_DECIDED) {
     /* Kernel signals: held at R·T we build no queue, so losses now are someone else's. */
@@ -1606,8 +1638,10 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
   uint32_t base = base_rtt(in);
   if (in->rate_bps == 0 || base < e->p.min_rtt_us) return 0;
   push_rate(e, in);
+  int in_ss = in_slow_start(e);
   int r = search(e, in, a);
   if (e->state == SOBAS_ST_DECIDED) {
+    e->ss_decided = (uint8_t)in_ss;
     e->base_decided_us = in->base_rtt_us;
     e->rtt_draining_us = e->drain_least_us = in->rtt_us;
     e->q_decided_us = in->rtt_us > in->base_rtt_us ? in->rtt_us - in->base_rtt_us : 0;
@@ -1647,6 +1681,6 @@ const char *sobas_reason_name(enum sobas_reason r) {
   static const char *const names[] = {"none", "start", "flat-rate", "const-rate-drop", "buffer-limited",
                                       "rate-drop", "congested", "reevaluate", "standing-queue", "competing",
                                       "resume", "lift", "lift-end", "peer-window", "fixed", "bdp", "drs",
-                                      "peer-probe", "ceiling", "peer-sender"};
+                                      "peer-probe", "ceiling", "peer-sender", "outgrown"};
   return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }

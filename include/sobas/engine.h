@@ -43,6 +43,8 @@ enum sobas_reason {
                                 ceiling it never reaches, so that a decision holds within a round (ring ABI 1.6) */
   SOBAS_WHY_PEER_SENDER,     /* not the engine's: the flow's sender runs sobas and told its sobasd it steers: the
                                 receiver opens its window and stops probing (sobas/probe.h, LEAD; ring ABI 1.7) */
+  SOBAS_WHY_OUTGROWN,        /* decided in slow start, the flow's rate rose well past the decision before the window
+                                offered earlier was consumed: the plateau was the sender's, search on (ring ABI 1.8) */
 };
 
 /* Every tolerance the paper leaves open, named; defaults and their reasons in docs/engine.md. */
@@ -113,6 +115,9 @@ struct sobas_engine_params {
   double ca_ceiling_gain;   /* > 0: searching in congestion avoidance, S is this many times the most the flow had in
                                flight (a receiver's offered window, never withdrawn, stays near what the decision
                                will hold); 0: S_max there */
+  double outgrown_gain;     /* > 0: decided in slow start, not yet held (a receiver's offered window not yet down to
+                               S), a window this share over the decided rate with no loss: search on in congestion
+                               avoidance (0: never) */
 };
 
 void sobas_engine_default_params(struct sobas_engine_params *p);
@@ -180,6 +185,7 @@ struct sobas_engine {
   uint8_t climbed;                  /* decided at the end of such a climb: no first lift (first_lift_due) */
   uint8_t drained;                  /* decided, and the last window ended with the offered window down to S */
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
+  uint8_t ss_decided;               /* decided in slow start, not yet held: may be outgrown (outgrown_gain) */
   uint8_t trimmed;                  /* trim_first: no trim due: S was trimmed since the decision, or the flow held clean
                                        alone since (among siblings: since the queue was last gone for a span) */
   uint8_t pace_trimmed;             /* trim_first: S was trimmed for a pace over the path since the decision (over_pace) */

@@ -11,7 +11,7 @@ extern "C" {
 
 #define SOBAS_RING_MAGIC 0x31474e5253424f53ull /* "SOBSRNG1", little-endian */
 #define SOBAS_RING_ABI_MAJOR 1                 /* a reader refuses another major */
-#define SOBAS_RING_ABI_MINOR 7                 /* fields or values added in a minor keep the record size; 1: lever 4; 2: why 13-16, limit, policy; 3: why 8 again; 4: why 17; 5: the path board; 6: why 18; 7: why 19 */
+#define SOBAS_RING_ABI_MINOR 8                 /* fields or values added in a minor keep the record size; 1: lever 4; 2: why 13-16, limit, policy; 3: why 8 again; 4: why 17; 5: the path board; 6: why 18; 7: why 19; 8: why 20 */
 #define SOBAS_RING_HEADER_SIZE 4096
 #define SOBAS_RING_RECORD_SIZE 256
 #define SOBAS_RING_CAPACITY 8192               /* records: 2 MiB, a power of two */
@@ -77,7 +77,7 @@ struct sobas_ring_record {
   uint8_t family;           /* 4 or 6 */
   uint8_t role;             /* enum sobas_role */
   uint8_t state;            /* enum sobas_state, 0 before the engine started */
-  uint8_t why;              /* enum sobas_reason of the last decision (minor 2: 13 peer-window, 14-16 the policies fixed, bdp, drs; minor 4: 17 peer-probe; minor 6: 18 ceiling; minor 7: 19 peer-sender) */
+  uint8_t why;              /* enum sobas_reason of the last decision (minor 2: 13 peer-window, 14-16 the policies fixed, bdp, drs; minor 4: 17 peer-probe; minor 6: 18 ceiling; minor 7: 19 peer-sender; minor 8: 20 outgrown) */
   uint8_t probe;            /* enum sobas_probe_status: 0 off, 1 pending, 2 active, 3 none */
   uint8_t probe_why;        /* why the probe gave up (3) */
   uint8_t lever;            /* 0 none, 1 clamp, 2 lock+clamp, 3 released, 4 pacing (a sender; minor 1) */

@@ -824,6 +824,46 @@ TEST(Engine, HeldOnceTheOfferedWindowIsDownToS) {
   EXPECT_EQ(window((uint32_t)s, 2), SOBAS_ST_CONGESTED);
 }
 
+// Decided in slow start on a plateau that was the sender's (HyStart out early on a burst's RTT: gig-tcp's
+// 47.5 Mb/s, the drain's windows then 65-95), the rate rises past the decision before the window offered
+// earlier is consumed: the flow searches on in congestion avoidance under its ceiling. Not for a rise of
+// a quarter (beside a competitor, 1.25x), nor with a loss, nor once held (a lift's business then).
+TEST(Engine, ASlowStartDecisionTheRateOutgrowsBeforeItHoldsSearchesOn) {
+  auto run = [](double mbps, uint32_t losses, bool drained_first) {
+    auto p = Engine::defaults();
+    p.ca_ceiling_gain = 3.0;
+    Engine g(0, p);
+    g.decide(47);
+    auto window = [&](double rate, uint32_t rcv_wnd, uint32_t lost) {
+      g.t += 2 * (int64_t)kRtt * 1000;
+      sobas_engine_input in{};
+      in.t_ns = g.t;
+      in.rate_bps = (uint64_t)(rate * kMbps);
+      in.rtt_us = in.base_rtt_us = kRtt;
+      in.mss = 1448;
+      in.losses = lost;
+      in.rcv_wnd = rcv_wnd;
+      sobas_action a{};
+      if (sobas_engine_feed(&g.e, &in, &a)) g.acts.push_back(a);
+    };
+    const uint32_t s = (uint32_t)g.e.s;
+    window(48, 4u << 20, 0);
+    if (drained_first) {
+      window(48, s, 0);
+      window(48, s, 0);
+    }
+    window(mbps, 2u << 20, losses);
+    return g;
+  };
+  Engine g = run(65, 0, false);
+  ASSERT_EQ(g.e.state, SOBAS_ST_CONG_AVOID);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_OUTGROWN);
+  EXPECT_EQ(g.last().s, (uint64_t)(3.0 * bytes(65 * kMbps, kRtt))) << "under the ceiling of 3x in flight";
+  EXPECT_EQ(run(58, 0, false).e.state, SOBAS_ST_DECIDED) << "1.23x: a competitor's phase, not the sender's climb";
+  EXPECT_EQ(run(65, 40, false).e.state, SOBAS_ST_DECIDED) << "a loss: the rise is a recovery's";
+  EXPECT_EQ(run(65, 0, true).e.state, SOBAS_ST_DECIDED) << "held: only a lift looks for room";
+}
+
 // A queue that never drains is someone else's (a standing competitor): after drain_rtts base RTTs the
 // flow counts as held anyway, so that queue cannot hide congestion for good.
 TEST(Engine, HeldAfterTheDrainBoundEvenWithAStandingQueue) {
