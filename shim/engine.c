@@ -1578,7 +1578,9 @@ static int outgrown(struct sobas_engine *e, const struct sobas_engine_input *in)
     e->ss_decided = 0;
     return 0;
   }
-  return e->p.outgrown_gain > 0 && in->rcv_wnd && !in->losses && !kernel_losses(in) &&
+  /* Not in a loss's window nor the one after: its recovery delivers in a burst (measured on `udp-leave`
+   * without sobasd: decided at 52.2 Mb/s, 372 out-of-order arrivals at 27.0, then 69.1 with none). */
+  return e->p.outgrown_gain > 0 && in->rcv_wnd && !in->losses && !kernel_losses(in) && !e->in_loss &&
          (double)in->rate_bps >= (1.0 + e->p.outgrown_gain) * (double)e->r_held;
 }
 

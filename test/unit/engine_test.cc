@@ -827,9 +827,10 @@ TEST(Engine, HeldOnceTheOfferedWindowIsDownToS) {
 // Decided in slow start on a plateau that was the sender's (HyStart out early on a burst's RTT: gig-tcp's
 // 47.5 Mb/s, the drain's windows then 65-95), the rate rises past the decision before the window offered
 // earlier is consumed: the flow searches on in congestion avoidance under its ceiling. Not for a rise of
-// a quarter (beside a competitor, 1.25x), nor with a loss, nor once held (a lift's business then).
+// a quarter (beside a competitor, 1.25x), nor with a loss or in the window after one (its recovery's
+// burst), nor once held (a lift's business then).
 TEST(Engine, ASlowStartDecisionTheRateOutgrowsBeforeItHoldsSearchesOn) {
-  auto run = [](double mbps, uint32_t losses, bool drained_first) {
+  auto run = [](double mbps, uint32_t losses, bool drained_first, uint32_t lost_before = 0) {
     auto p = Engine::defaults();
     p.ca_ceiling_gain = 3.0;
     Engine g(0, p);
@@ -847,7 +848,7 @@ TEST(Engine, ASlowStartDecisionTheRateOutgrowsBeforeItHoldsSearchesOn) {
       if (sobas_engine_feed(&g.e, &in, &a)) g.acts.push_back(a);
     };
     const uint32_t s = (uint32_t)g.e.s;
-    window(48, 4u << 20, 0);
+    window(48, 4u << 20, lost_before);
     if (drained_first) {
       window(48, s, 0);
       window(48, s, 0);
@@ -861,6 +862,7 @@ TEST(Engine, ASlowStartDecisionTheRateOutgrowsBeforeItHoldsSearchesOn) {
   EXPECT_EQ(g.last().s, (uint64_t)(3.0 * bytes(65 * kMbps, kRtt))) << "under the ceiling of 3x in flight";
   EXPECT_EQ(run(58, 0, false).e.state, SOBAS_ST_DECIDED) << "1.23x: a competitor's phase, not the sender's climb";
   EXPECT_EQ(run(65, 40, false).e.state, SOBAS_ST_DECIDED) << "a loss: the rise is a recovery's";
+  EXPECT_EQ(run(65, 0, false, 372).e.state, SOBAS_ST_DECIDED) << "the window after a loss: its recovery's burst";
   EXPECT_EQ(run(65, 0, true).e.state, SOBAS_ST_DECIDED) << "held: only a lift looks for room";
 }
 
