@@ -640,8 +640,8 @@ t = int(regrow["t_ms"])
 first = next((x for x in flow if x.get("ev") == "decision" and int(x["t_ms"]) >= t and x["to"] in ("decided", "congested")), None)
 # A climb that overflows the buffer before its queue shows is ended by that loss, and CUBIC regrows as
 # after any loss (engine.c): the decision is congestion avoidance's, seconds later. Not this case: CI
-# pre-check 201 climbed 60 -> 80 Mb/s at +1.9 ms, then read 74 at +10 ms with the Poisson UDP's
-# burst, lost 27 segments, and decided 2.05 s after the regrow.
+# pre-check 201 climbed 60 -> 80 Mb/s at an srtt of 41.9 ms on the 40 ms path, then read 74 at 50.4 ms
+# beside the Poisson UDP, lost 27 segments, and decided 2.05 s after the regrow.
 end = int(first["t_ms"]) if first else 1 << 62
 if any(x.get("ev") == "window" and t < int(x["t_ms"]) < end and int(x["retrans"]) > 0 for x in flow):
     print("  the climb lost before it decided: CUBIC regrows as after any loss, not the case this test is for")
