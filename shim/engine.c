@@ -243,6 +243,7 @@ static int act(struct sobas_engine *e, struct sobas_action *a, enum sobas_state 
     e->lifting = 0;
     if (to == SOBAS_ST_DECIDED || to == SOBAS_ST_CONGESTED) e->climb = e->climbed = 0;
     if (to == SOBAS_ST_DECIDED) {
+      e->ss_decided = phase(e->state) == SOBAS_ST_SLOW_START;
       e->decided_ns = t_ns;
       e->loss_episodes = 0;
       e->drained = e->held = 0;
@@ -1573,8 +1574,9 @@ static int calmed(struct sobas_engine *e, const struct sobas_engine_input *in) {
  * one decided at 47.5 Mb/s, the rate 65-95 Mb/s in the drain, then held at 25-63 for 1.3 s before a
  * standing queue stepped it aside (422.4 Mb/s; plain CUBIC's row 605). */
 static int outgrown(struct sobas_engine *e, const struct sobas_engine_input *in) {
-  if (!e->ss_decided) return 0;
-  if (e->state != SOBAS_ST_DECIDED || e->held || e->lifting) {
+  if (!e->ss_decided || e->state != SOBAS_ST_DECIDED) return 0;
+  /* Held once, the decision stands: a lift's end drains again, and what it reads is the lift's. */
+  if (e->held || e->lifting) {
     e->ss_decided = 0;
     return 0;
   }
@@ -1600,7 +1602,6 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
    * all after the newcomer had left. */
   if (update_held(e, in)) return aside_for_queue(e, a, in, in->rate_bps);
   if (outgrown(e, in)) {
-    e->ss_decided = 0;
     push_rate(e, in); /* ceiling_for reads this window from the history */
     uint64_t s = e->p.ca_ceiling_gain > 0 ? ceiling_for(e, in) : e->p.s_max;
     act(e, a, SOBAS_ST_CONG_AVOID, SOBAS_WHY_OUTGROWN, 1, s, in->rate_bps, in->rtt_us, in->t_ns);
@@ -1640,10 +1641,8 @@ static int feed_window(struct sobas_engine *e, const struct sobas_engine_input *
   uint32_t base = base_rtt(in);
   if (in->rate_bps == 0 || base < e->p.min_rtt_us) return 0;
   push_rate(e, in);
-  int in_ss = in_slow_start(e);
   int r = search(e, in, a);
   if (e->state == SOBAS_ST_DECIDED) {
-    e->ss_decided = (uint8_t)in_ss;
     e->base_decided_us = in->base_rtt_us;
     e->rtt_draining_us = e->drain_least_us = in->rtt_us;
     e->q_decided_us = in->rtt_us > in->base_rtt_us ? in->rtt_us - in->base_rtt_us : 0;

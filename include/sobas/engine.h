@@ -185,7 +185,7 @@ struct sobas_engine {
   uint8_t climbed;                  /* decided at the end of such a climb: no first lift (first_lift_due) */
   uint8_t drained;                  /* decided, and the last window ended with the offered window down to S */
   uint8_t held;                     /* decided, and what was offered before the decision has been consumed */
-  uint8_t ss_decided;               /* decided in slow start, not yet held: may be outgrown (outgrown_gain) */
+  uint8_t ss_decided;               /* decided from slow start (act), not yet held: may be outgrown (outgrown_gain) */
   uint8_t trimmed;                  /* trim_first: no trim due: S was trimmed since the decision, or the flow held clean
                                        alone since (among siblings: since the queue was last gone for a span) */
   uint8_t pace_trimmed;             /* trim_first: S was trimmed for a pace over the path since the decision (over_pace) */
