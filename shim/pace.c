@@ -10,7 +10,11 @@
  * 34.45 against 34.27, RTT+ p50 medians 0.91 against 0.72 ms on `gig-udp` (bar 1.0) and 3.07 against
  * 1.65 on `long`. Nor did 1% scaled down by 40 ms/T on longer paths (0.27% at 150 ms, where the RTT bar
  * leaves room): interleaved on `long`, 6 runs each way, senders 34.15 against 34.37 Mb/s and `sobas
- * both` 34.20 against 34.22, RTT+ p50 medians 2.24 against 2.49 and 1.72 against 1.59 ms. */
+ * both` 34.20 against 34.22, RTT+ p50 medians 2.24 against 2.49 and 1.72 against 1.59 ms. Measured
+ * again at 0.5% below (2026-12-07, interleaved, 3 runs each way of `sobas sender` and `sobas both` on
+ * seven paths): the held windows sent 0.2-0.9% more on `bloated`, `typical` and `arrive-leave` (1% less
+ * on `long`), `gig-udp`'s trims went from 6 to 20 and its `sobas both` RTT+ p50 from 0.67 to 0.95 ms
+ * (a run at 1.14), and goodput moved 0.999x pooled over the 14 rows. */
 uint64_t sobas_pace_held(uint64_t s, uint32_t t_us, double headroom) {
   return (uint64_t)((double)s * 1e6 / t_us / (1.0 + headroom) * (1.0 - headroom / 2));
 }
