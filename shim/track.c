@@ -386,6 +386,10 @@ static void regrow_after_loss(int fd, struct sobas_flow *f, const struct sobas_w
 
 static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   int err = 0;
+  if (a->why == SOBAS_WHY_LIFT) {
+    f->pace_before_lift = f->hold.held_Bps; /* a lift in a chain: the pace of the one that found room */
+    f->lift_cut = 0;
+  }
   /* S = S_max (congested, or the start cap lifted): the window opens as far as the kernel allows. */
   if (a->set && (f->flags & SOBAS_FLOW_SENDS))
     err = a->s >= f->eng.p.s_max
@@ -539,7 +543,8 @@ static struct sobas_engine_input sender_input(struct sobas_flow *f, const struct
                                      .losses = w->retrans,
                                      .rate_now_bps = w->app_limited ? 0 : w->delivery_bps,
                                      .cwnd_bytes = (uint64_t)f->last.snd_cwnd * f->last.snd_mss,
-                                     .kernel_ss = kernel_slow_start(&f->last)};
+                                     .kernel_ss = kernel_slow_start(&f->last),
+                                     .lift_cut = f->lift_cut};
 }
 
 /* The flow's owner key on the path board: its process and its id there. */
@@ -564,6 +569,7 @@ static void steer(int fd, struct sobas_flow *f, const struct sobas_window *w, co
   in.siblings = f->siblings;
   in.siblings_searching = f->siblings_searching;
   f->last_rtt_us = in.rtt_us;
+  f->lift_cut = 0;
   if (!(seed_policy() ? sobas_policy_feed(&f->pol, &in, &a) : sobas_engine_feed(&f->eng, &in, &a))) {
     /* Held: the kernel may have moved the clamp (autotuning, when the buffer could not be locked); a
      * paced sender drains whatever queue the window ended with. */
@@ -759,6 +765,31 @@ static void forget_stale(int fd, struct sobas_flow *f, sobas_slot s) {
   if (sobas_ft_cas(&sobas_proc.ft, fd, s, 0)) drop_flow(f, -1);
 }
 
+/* Whether a paced sender's lift is in a window that its first queue ends (sobas_engine_lift_cut_us):
+ * its RTT is then read at every clock read, not only at the window's end. */
+static uint32_t lift_watched(const struct sobas_flow *f) {
+  if (!f->hold.pace_Bps || !f->pace_before_lift || f->lift_cut) return 0;
+  return sobas_engine_lift_cut_us(&f->eng, f->base_rtt_us);
+}
+
+/* A lifted pace runs its gain (10-20%) over the pace before it until a window's end shows its queue,
+ * ~3 round trips later (engine.c, sobas_engine_lift_cut_us). Read within the window, the same queue pulls the pace
+ * back at once to the one before the lift, less the queue's share of two RTTs (sobas_pace_now), and
+ * the window's input says so: the engine ends the lift there as on a queued window. */
+static int watch_lift(int fd, struct sobas_flow *f, uint32_t cut_us) {
+  struct sobas_sample s;
+  if (take_sample(fd, &s) != 0) return -1;
+  if (s.rtt_us < cut_us) return 0;
+  uint64_t back = f->pace_before_lift;
+  int err = sobas_enforce_pace(fd, f->hold.s, back, sobas_pace_now(back, 0, s.rtt_us, f->base_rtt_us, 0), &f->hold);
+  if (!err) f->lift_cut = 1;
+  if (logging())
+    log_flow_line(f, "lift-cut", "rtt_us=%u cut_us=%u base_rtt_us=%u pace_bps=%llu%s%s", s.rtt_us, cut_us,
+                  f->base_rtt_us, (unsigned long long)f->hold.pace_Bps * 8, err ? " error=" : "",
+                  err ? strerror(-err) : "");
+  return 0;
+}
+
 /* TCP_NOTSENT_LOWAT for a steered sender searching in slow start: a quarter of its cwnd, so that its
  * writer, blocked on a full send buffer, comes back to the shim every eighth of a round trip or so, and
  * the window that sees slow start fill the path closes on time. Unset, a writer slept up to 0.30 s at a
@@ -768,7 +799,9 @@ static void forget_stale(int fd, struct sobas_flow *f, sobas_slot s) {
  * set only while it matters: the host's default comes back once the flow has decided, is no longer
  * steered, or has retransmitted (slow start has overflowed already, and a flow whose engine stays in
  * slow start while CUBIC regrows from that loss would keep the mark for the transfer), and a path the
- * engine does not steer (a base RTT under min_rtt_us: loopback, a LAN) never gets it. */
+ * engine does not steer (a base RTT under min_rtt_us: loopback, a LAN) never gets it. It is set too
+ * while a lift's queue is watched (watch_lift): without it a writer came back every ~60 ms on `shallow`
+ * (a third of a full send buffer at a time), twice a window, and missed the lift's queue there. */
 #define WAKE_MIN (128u * 1024)
 #define WAKE_MAX (4u * 1024 * 1024)
 static void wake_often(int fd, struct sobas_flow *f, int steering) {
@@ -780,7 +813,8 @@ static void wake_often(int fd, struct sobas_flow *f, int steering) {
   int in_ss = f->eng.state == SOBAS_ST_SLOW_START || f->eng.state == SOBAS_ST_SS_GROWING;
   int wan = f->base_rtt_us >= f->eng.p.min_rtt_us;
   int no_loss_yet = f->last.total_retrans == 0;
-  uint64_t want = steering && in_ss && wan && no_loss_yet ? (uint64_t)f->last.snd_cwnd * f->last.snd_mss / 4 : 0;
+  int wanted = (in_ss && no_loss_yet) || lift_watched(f);
+  uint64_t want = steering && wanted && wan ? (uint64_t)f->last.snd_cwnd * f->last.snd_mss / 4 : 0;
   if (want) want = want < WAKE_MIN ? WAKE_MIN : want > WAKE_MAX ? WAKE_MAX : want;
   if (sobas_enforce_wake(fd, (uint32_t)want, &f->hold) == -EEXIST) f->flags |= SOBAS_FLOW_APP_LOWAT;
 }
@@ -833,9 +867,11 @@ static int sample_locked(int fd, struct sobas_flow *f) {
 }
 
 /* App bytes between clock reads: a quarter of the last window's bytes, so a window closes at most
- * ~25% late, and a flow at 10 Gb/s reads the clock a few thousand times a second, not per call. */
+ * ~25% late, and a flow at 10 Gb/s reads the clock a few thousand times a second, not per call. A
+ * sixteenth while a lift's queue is watched: an eighth of a round trip, over which the lift's 10% adds
+ * ~1% of T to its queue. */
 static uint64_t stride_of(const struct sobas_flow *f) {
-  uint64_t st = f->app_last_window / 4;
+  uint64_t st = f->app_last_window / (lift_watched(f) ? 16 : 4);
   return st < STRIDE_MIN ? STRIDE_MIN : st > STRIDE_MAX ? STRIDE_MAX : st;
 }
 
@@ -863,7 +899,11 @@ void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s) {
   }
   int64_t due = sobas_meas_due_ns(&f->meas);
   int stale = 0;
-  if (due == 0 || sobas_now_ns() >= due) stale = sample_locked(fd, f) != 0;
+  uint32_t cut_us = lift_watched(f);
+  if (due == 0 || sobas_now_ns() >= due)
+    stale = sample_locked(fd, f) != 0;
+  else if (cut_us)
+    stale = watch_lift(fd, f, cut_us) != 0;
   __atomic_store_n(&f->next_check, total + stride_of(f), __ATOMIC_RELAXED);
   unlock(f);
   if (stale) forget_stale(fd, f, s);

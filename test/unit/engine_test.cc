@@ -26,6 +26,7 @@ struct Engine {
   uint32_t siblings = 0;            // the path board: the user's other flows to the peer ...
   uint32_t siblings_searching = 0;  // ... and those of them still searching
   uint32_t base = kRtt;             // the path's base RTT
+  uint8_t lift_cut = 0;             // a pacer's: its lifted pace met the lift's queue within the next window
   explicit Engine(uint64_t cap_bps = 0, sobas_engine_params params = defaults(), uint32_t base_us = kRtt)
       : p(params), base(base_us) {
     sobas_action a{};
@@ -60,6 +61,7 @@ struct Engine {
     in.ooo = ooo;
     in.siblings = siblings;
     in.siblings_searching = siblings_searching;
+    in.lift_cut = lift_cut;
     sobas_action a{};
     if (!sobas_engine_feed(&e, &in, &a)) return false;
     acts.push_back(a);
@@ -88,6 +90,7 @@ struct Engine {
     in.rtt_least_us = rtt_least_us;
     in.siblings = siblings;
     in.siblings_searching = siblings_searching;
+    in.lift_cut = lift_cut;
     sobas_action a{};
     if (!sobas_engine_feed(&e, &in, &a)) return false;
     acts.push_back(a);
@@ -2470,6 +2473,45 @@ TEST(Engine, APacersLiftPassesOneQueuedWindowThatCarriedItsRate) {
     EXPECT_EQ(g.last().why, SOBAS_WHY_LIFT) << "room: the next lift";
     EXPECT_GT(g.e.s, s_lifted);
   }
+}
+
+// A pacer's lift is watched within the windows that their first queue ends (the lift's first, or one
+// after its bump), at the RTT that ends it at the window's end: 5% over the base, and at least 2 ms.
+// A receiver's never: its lift is a window, which holds its own queue. A window whose pace met that
+// queue within it (lift_cut) ends the lift as a queued one, though its RTT at the end is the base.
+TEST(Engine, APacersLiftIsWatchedWithinTheWindowsItsQueueEnds) {
+  sobas_engine_params p = with_lift();
+  sobas_engine_pacer_params(&p);
+  Engine receiver(0, with_lift());
+  receiver.decide(60);
+  receiver.on_path_until_lift(96);
+  EXPECT_EQ(sobas_engine_lift_cut_us(&receiver.e, kRtt), 0u) << "a receiver's lift is a window";
+  for (uint32_t base : {kRtt, 20000u}) {
+    Engine g(0, p, base);
+    g.decide(60);
+    EXPECT_EQ(sobas_engine_lift_cut_us(&g.e, base), 0u) << "not lifting";
+    while (g.count(SOBAS_WHY_LIFT) == 0 && g.t < 10'000'000'000) g.feed(60, base + 300);
+    ASSERT_EQ(g.count(SOBAS_WHY_LIFT), 1);
+    EXPECT_EQ(sobas_engine_lift_cut_us(&g.e, base), std::max(base * 105 / 100, base + 2000)) << base;
+    EXPECT_EQ(sobas_engine_lift_cut_us(&g.e, 0), 0u) << "no base RTT known";
+    const double lifted = (double)g.e.s * 8 / base;
+    ASSERT_FALSE(g.feed(lifted, base + 300));
+    EXPECT_EQ(sobas_engine_lift_cut_us(&g.e, base), 0u) << "the second window may pass one queue (bump)";
+    ASSERT_FALSE(g.feed(lifted * 0.98, base + 3500)) << "bumped";
+    EXPECT_NE(sobas_engine_lift_cut_us(&g.e, base), 0u) << "after the bump, the next queue ends the lift";
+  }
+  Engine cut(0, p), uncut(0, p);
+  cut.decide(60);
+  uncut.decide(60);
+  const uint64_t s = cut.e.s;
+  for (Engine *g : {&cut, &uncut})
+    while (g->count(SOBAS_WHY_LIFT) == 0 && g->t < 10'000'000'000) g->feed(60, kRtt + 300);
+  EXPECT_FALSE(uncut.feed(60, kRtt + 300)) << "the same window unwatched: the lift goes on";
+  cut.lift_cut = 1;
+  ASSERT_TRUE(cut.feed(60, kRtt + 300)) << "the pace was pulled back within the window: no room";
+  EXPECT_EQ(cut.last().why, SOBAS_WHY_LIFT_END);
+  EXPECT_EQ(cut.e.s, s);
+  EXPECT_EQ(sobas_engine_lift_cut_us(&cut.e, kRtt), 0u);
 }
 
 // Held at 45 Mb/s beside unresponsive cross traffic whose bursts read busy[] over the base RTT (for 8 s
