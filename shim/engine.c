@@ -1462,12 +1462,14 @@ static uint32_t lift_ref_us(const struct sobas_engine *e, uint32_t base) {
  * on it: the lift's first, or one after its bump (lift_bump passes a later window's queue once).
  * Interleaved against the build before, 9 runs each way of the sender and of `sobas both` on `shallow`:
  * the link dropped packets after the decision in 5 of 18 runs against 15 of 18 (docs/engine.md). */
-uint32_t sobas_engine_lift_cut_us(const struct sobas_engine *e, uint32_t base_rtt_us) {
-  if (e->p.lift_queue_frac <= 0 || !e->lifting || (e->lifting > 1 && !e->lift_bumped) || !base_rtt_us) return 0;
-  uint32_t ref = lift_ref_us(e, base_rtt_us);
-  double frac = (1.0 + e->p.lift_queue_frac) * ref; /* rtt_above's two bounds, as the least RTT over both */
-  uint32_t by_frac = (uint32_t)frac + ((double)(uint32_t)frac < frac);
-  return by_frac > ref + e->p.queue_rtt_min_us ? by_frac : ref + e->p.queue_rtt_min_us;
+uint64_t sobas_engine_lift_watched(const struct sobas_engine *e) {
+  int watched = e->p.lift_queue_frac > 0 && e->lifting && (e->lifting == 1 || e->lift_bumped);
+  return watched ? e->s_before_lift : 0;
+}
+
+int sobas_engine_lift_queued(const struct sobas_engine *e, uint32_t base_rtt_us, uint32_t rtt_us) {
+  return e->p.lift_queue_frac > 0 &&
+         rtt_above(rtt_us, lift_ref_us(e, base_rtt_us), e->p.lift_queue_frac, e->p.queue_rtt_min_us);
 }
 
 static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, struct sobas_action *a) {
@@ -1477,10 +1479,9 @@ static int lift(struct sobas_engine *e, const struct sobas_engine_input *in, str
   /* A paced sender has no ACK clock: lifted above A it queues the whole excess, 0.1·A over the lift's
    * six round trips, +24 ms at 40 ms (measured: tcpi_rtt 44 -> 67 and 83 ms in two lifts). The first
    * window that shows a queue says there was no room, unless it delivered the lifted rate (lift_bump);
-   * so does one whose pace met that queue within it and was pulled back (sobas_engine_lift_cut_us). */
+   * so does one whose pace met that queue within it and was pulled back (sobas_engine_lift_watched). */
   uint32_t ref = lift_ref_us(e, base);
-  int queued = (e->p.lift_queue_frac > 0 && rtt_above(in->rtt_us, ref, e->p.lift_queue_frac, e->p.queue_rtt_min_us)) ||
-               in->lift_cut;
+  int queued = sobas_engine_lift_queued(e, base, in->rtt_us) || in->lift_cut;
   /* Quiet is measured from the RTT the lift started at where that is lower: the RTT held alone is
    * taken once, and beside cross traffic that later leaves it keeps the traffic's queue. Measured on
    * `udp-leave` without sobasd: held clean 1.6 s in at 44 ms (base 40) beside the UDP; after the UDP

@@ -111,8 +111,6 @@ struct sobas_flow {
   uint32_t board_slot;      /* its slot + 1 on the ring's path board (0: none) */
   uint32_t siblings;        /* the last window's count of the user's other flows to the same peer ... */
   uint32_t siblings_searching; /* ... and of those still searching */
-  uint64_t pace_before_lift; /* a paced sender's held pace when its lift began, bytes/s: what a queue the lift
-                                meets within a window pulls it back to (track.c, watch_lift) */
   uint8_t lift_cut;          /* the lifted pace was pulled back within the window now open */
 };
 

@@ -386,10 +386,6 @@ static void regrow_after_loss(int fd, struct sobas_flow *f, const struct sobas_w
 
 static void apply(int fd, struct sobas_flow *f, const struct sobas_action *a) {
   int err = 0;
-  if (a->why == SOBAS_WHY_LIFT) {
-    f->pace_before_lift = f->hold.held_Bps; /* a lift in a chain: the pace of the one that found room */
-    f->lift_cut = 0;
-  }
   /* S = S_max (congested, or the start cap lifted): the window opens as far as the kernel allows. */
   if (a->set && (f->flags & SOBAS_FLOW_SENDS))
     err = a->s >= f->eng.p.s_max
@@ -765,28 +761,28 @@ static void forget_stale(int fd, struct sobas_flow *f, sobas_slot s) {
   if (sobas_ft_cas(&sobas_proc.ft, fd, s, 0)) drop_flow(f, -1);
 }
 
-/* Whether a paced sender's lift is in a window that its first queue ends (sobas_engine_lift_cut_us):
- * its RTT is then read at every clock read, not only at the window's end. */
-static uint32_t lift_watched(const struct sobas_flow *f) {
-  if (!f->hold.pace_Bps || !f->pace_before_lift || f->lift_cut) return 0;
-  return sobas_engine_lift_cut_us(&f->eng, f->base_rtt_us);
+/* The S a paced sender's lift began from, while the lift is in a window that its first queue ends
+ * (sobas_engine_lift_watched): its RTT is then read at every clock read, not only at the window's end.
+ * 0: not watched. */
+static uint64_t lift_watched(const struct sobas_flow *f) {
+  return f->hold.pace_Bps && f->base_rtt_us && !f->lift_cut ? sobas_engine_lift_watched(&f->eng) : 0;
 }
 
 /* A lifted pace runs its gain (10-20%) over the pace before it until a window's end shows its queue,
- * ~3 round trips later (engine.c, sobas_engine_lift_cut_us). Read within the window, the same queue pulls the pace
- * back at once to the one before the lift, less the queue's share of two RTTs (sobas_pace_now), and
- * the window's input says so: the engine ends the lift there as on a queued window. */
-static int watch_lift(int fd, struct sobas_flow *f, uint32_t cut_us) {
+ * ~3 round trips later (engine.c, sobas_engine_lift_watched). Read within the window, the same queue
+ * pulls the pace back at once to the one of the S the lift began from, less the queue's share of two
+ * RTTs (sobas_pace_now), and the window's input says so: the engine ends the lift there as on a
+ * queued window. */
+static int watch_lift(int fd, struct sobas_flow *f, uint64_t s_from) {
   struct sobas_sample s;
   if (take_sample(fd, &s) != 0) return -1;
-  if (s.rtt_us < cut_us) return 0;
-  uint64_t back = f->pace_before_lift;
+  if (!sobas_engine_lift_queued(&f->eng, f->base_rtt_us, s.rtt_us)) return 0;
+  uint64_t back = sobas_pace_held(s_from, f->base_rtt_us, f->eng.p.headroom);
   int err = sobas_enforce_pace(fd, f->hold.s, back, sobas_pace_now(back, 0, s.rtt_us, f->base_rtt_us, 0), &f->hold);
   if (!err) f->lift_cut = 1;
   if (logging())
-    log_flow_line(f, "lift-cut", "rtt_us=%u cut_us=%u base_rtt_us=%u pace_bps=%llu%s%s", s.rtt_us, cut_us,
-                  f->base_rtt_us, (unsigned long long)f->hold.pace_Bps * 8, err ? " error=" : "",
-                  err ? strerror(-err) : "");
+    log_flow_line(f, "lift-cut", "rtt_us=%u base_rtt_us=%u pace_bps=%llu%s%s", s.rtt_us, f->base_rtt_us,
+                  (unsigned long long)f->hold.pace_Bps * 8, err ? " error=" : "", err ? strerror(-err) : "");
   return 0;
 }
 
@@ -801,7 +797,7 @@ static int watch_lift(int fd, struct sobas_flow *f, uint32_t cut_us) {
  * slow start while CUBIC regrows from that loss would keep the mark for the transfer), and a path the
  * engine does not steer (a base RTT under min_rtt_us: loopback, a LAN) never gets it. It is set too
  * while a lift's queue is watched (watch_lift): without it a writer came back every ~60 ms on `shallow`
- * (a third of a full send buffer at a time), twice a window, and missed the lift's queue there. */
+ * in bursts, twice a window, and missed the lift's queue there. */
 #define WAKE_MIN (128u * 1024)
 #define WAKE_MAX (4u * 1024 * 1024)
 static void wake_often(int fd, struct sobas_flow *f, int steering) {
@@ -899,11 +895,11 @@ void sobas_track_check(int fd, struct sobas_flow *f, sobas_slot s) {
   }
   int64_t due = sobas_meas_due_ns(&f->meas);
   int stale = 0;
-  uint32_t cut_us = lift_watched(f);
+  uint64_t s_from;
   if (due == 0 || sobas_now_ns() >= due)
     stale = sample_locked(fd, f) != 0;
-  else if (cut_us)
-    stale = watch_lift(fd, f, cut_us) != 0;
+  else if ((s_from = lift_watched(f)))
+    stale = watch_lift(fd, f, s_from) != 0;
   __atomic_store_n(&f->next_check, total + stride_of(f), __ATOMIC_RELAXED);
   unlock(f);
   if (stale) forget_stale(fd, f, s);

@@ -143,7 +143,7 @@ struct sobas_engine_input {
   uint32_t siblings;      /* the user's other flows to the same peer (the ring's path board) ... */
   uint32_t siblings_searching; /* ... and of those, how many are still searching (sobas_engine_searching) */
   uint8_t lift_cut;      /* a pacer's: its lifted pace met the lift's queue within the window and was pulled
-                            back then (sobas_engine_lift_cut_us): the window ends the lift as queued */
+                            back then (sobas_engine_lift_watched): the window ends the lift as queued */
 };
 
 /* A sender's own kernel: in slow start (snd_cwnd < snd_ssthresh), or out of it (HyStart, a loss). */
@@ -256,11 +256,15 @@ void sobas_engine_regrew(struct sobas_engine *e);
  * its siblings on the path (the ring's path board) take it for no competitor's. */
 int sobas_engine_searching(const struct sobas_engine *e);
 
-/* A pacer lifting, in a window whose first queue ends its lift (the lift's first window, or one after
- * its bump): the RTT, µs, that shows that queue, for the caller to pull the pace back to the one before
- * the lift as soon as its own RTT reaches it, within the window, and to say so in the window's input
+/* A pacer lifting, in a window whose first queue ends its lift (the lift's first window, or the one
+ * after its bump): the S the lift began from, for the caller to pace at once as soon as its own RTT
+ * shows that queue within the window (sobas_engine_lift_queued), and to say so in the window's input
  * (lift_cut). 0: no lift may end within this window (not a pacer, not lifting, a window that may bump). */
-uint32_t sobas_engine_lift_cut_us(const struct sobas_engine *e, uint32_t base_rtt_us);
+uint64_t sobas_engine_lift_watched(const struct sobas_engine *e);
+
+/* Whether an RTT of rtt_us over a base of base_rtt_us shows the queue that ends a lift at a window's
+ * end. */
+int sobas_engine_lift_queued(const struct sobas_engine *e, uint32_t base_rtt_us, uint32_t rtt_us);
 
 /* Decided, and the queue its decision (or a lift's end) left is not yet drained: what a paced sender's
  * queue means is still the question, and its pace is cut from the rate the path gave (pace.h). */

@@ -2476,29 +2476,34 @@ TEST(Engine, APacersLiftPassesOneQueuedWindowThatCarriedItsRate) {
 }
 
 // A pacer's lift is watched within the windows that their first queue ends (the lift's first, or one
-// after its bump), at the RTT that ends it at the window's end: 5% over the base, and at least 2 ms.
-// A receiver's never: its lift is a window, which holds its own queue. A window whose pace met that
-// queue within it (lift_cut) ends the lift as a queued one, though its RTT at the end is the base.
+// after its bump), from the S it began from, against the RTT that ends it at the window's end: 5% over
+// the base, and at least 2 ms. A receiver's never: its lift is a window, which holds its own queue. A
+// window whose pace met that queue within it (lift_cut) ends the lift as a queued one, though its RTT
+// at the end is the base.
 TEST(Engine, APacersLiftIsWatchedWithinTheWindowsItsQueueEnds) {
   sobas_engine_params p = with_lift();
   sobas_engine_pacer_params(&p);
   Engine receiver(0, with_lift());
   receiver.decide(60);
   receiver.on_path_until_lift(96);
-  EXPECT_EQ(sobas_engine_lift_cut_us(&receiver.e, kRtt), 0u) << "a receiver's lift is a window";
+  EXPECT_EQ(sobas_engine_lift_watched(&receiver.e), 0u) << "a receiver's lift is a window";
+  EXPECT_FALSE(sobas_engine_lift_queued(&receiver.e, kRtt, kRtt * 2)) << "nor does it read a lift's queue so";
   for (uint32_t base : {kRtt, 20000u}) {
     Engine g(0, p, base);
     g.decide(60);
-    EXPECT_EQ(sobas_engine_lift_cut_us(&g.e, base), 0u) << "not lifting";
+    const uint64_t s = g.e.s;
+    EXPECT_EQ(sobas_engine_lift_watched(&g.e), 0u) << "not lifting";
     while (g.count(SOBAS_WHY_LIFT) == 0 && g.t < 10'000'000'000) g.feed(60, base + 300);
     ASSERT_EQ(g.count(SOBAS_WHY_LIFT), 1);
-    EXPECT_EQ(sobas_engine_lift_cut_us(&g.e, base), std::max(base * 105 / 100, base + 2000)) << base;
-    EXPECT_EQ(sobas_engine_lift_cut_us(&g.e, 0), 0u) << "no base RTT known";
+    EXPECT_EQ(sobas_engine_lift_watched(&g.e), s) << "the S the lift began from";
+    const uint32_t queue = std::max(base * 105 / 100, base + 2000);
+    EXPECT_FALSE(sobas_engine_lift_queued(&g.e, base, queue - 1)) << base;
+    EXPECT_TRUE(sobas_engine_lift_queued(&g.e, base, queue)) << base;
     const double lifted = (double)g.e.s * 8 / base;
     ASSERT_FALSE(g.feed(lifted, base + 300));
-    EXPECT_EQ(sobas_engine_lift_cut_us(&g.e, base), 0u) << "the second window may pass one queue (bump)";
+    EXPECT_EQ(sobas_engine_lift_watched(&g.e), 0u) << "the second window may pass one queue (bump)";
     ASSERT_FALSE(g.feed(lifted * 0.98, base + 3500)) << "bumped";
-    EXPECT_NE(sobas_engine_lift_cut_us(&g.e, base), 0u) << "after the bump, the next queue ends the lift";
+    EXPECT_EQ(sobas_engine_lift_watched(&g.e), s) << "after the bump, the next queue ends the lift";
   }
   Engine cut(0, p), uncut(0, p);
   cut.decide(60);
@@ -2511,7 +2516,7 @@ TEST(Engine, APacersLiftIsWatchedWithinTheWindowsItsQueueEnds) {
   ASSERT_TRUE(cut.feed(60, kRtt + 300)) << "the pace was pulled back within the window: no room";
   EXPECT_EQ(cut.last().why, SOBAS_WHY_LIFT_END);
   EXPECT_EQ(cut.e.s, s);
-  EXPECT_EQ(sobas_engine_lift_cut_us(&cut.e, kRtt), 0u);
+  EXPECT_EQ(sobas_engine_lift_watched(&cut.e), 0u);
 }
 
 // Held at 45 Mb/s beside unresponsive cross traffic whose bursts read busy[] over the base RTT (for 8 s
