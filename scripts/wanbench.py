@@ -251,6 +251,18 @@ def retrans_segs(ns):
     return int(lines[1][lines[0].index("RetransSegs")])
 
 
+# The receiving host's TCP dropping data for want of buffer (tcp_prune_queue, tcp_try_rmem_schedule): a
+# receive buffer that holds less than the data in flight, the out-of-order part of a loss recovery first.
+# The link's drops cannot show these, and each one the sender learns of only by a timeout (SACK reneging).
+RCV_PRUNE = ("PruneCalled", "OfoPruned", "RcvPruned", "TCPOFODrop", "TCPRcvQDrop")
+
+
+def tcp_ext(ns, names):
+    """NAMES' values in NS's /proc/net/netstat TcpExt counters."""
+    rows = [l.split() for l in sh(ns, ["cat", "/proc/net/netstat"]).splitlines() if l.startswith("TcpExt:")]
+    return {n: int(rows[1][rows[0].index(n)]) for n in names}
+
+
 def wait_port(ns, port, proto="t"):
     for _ in range(200):
         if f":{port} " in sh(ns, ["ss", f"-Hln{proto}", f"sport = :{port}"]):
@@ -304,6 +316,8 @@ class Run:
     ss_exit_by: str | None = None
     loss_episodes: int | None = None
     timeouts: int | None = None
+    # The receiving host's RCV_PRUNE counters over the transfer, those not 0 (None: not read).
+    rcv_prune: dict | None = None
     emu: dict = field(default_factory=dict)
     series: dict = field(default_factory=dict)  # t, mbps, rtt_t, rtt_ms, win_t, win_bytes
 
@@ -586,7 +600,7 @@ class Bench:
             cross = self.start_cross(sc, tag, rep)
             time.sleep(settle_s(sc, rep))
             ping = self.procs.start(RCV, [self.exe("wanping"), "--to", f"{SND_IP}:{PING_PORT}", "--out", ping_out])
-            rx0 = retrans_segs(SND)
+            rx0, prune0 = retrans_segs(SND), tcp_ext(RCV, RCV_PRUNE)
             if self.trace:
                 self.trace.start()
             t0 = time.monotonic()
@@ -601,6 +615,7 @@ class Bench:
             if self.trace:
                 self.sender_story(run, self.trace.stop(t1), t0)
             run.retrans = retrans_segs(SND) - rx0 if retrans is None else retrans
+            run.rcv_prune = {k: v - prune0[k] for k, v in tcp_ext(RCV, RCV_PRUNE).items() if v != prune0[k]}
             self.procs.stop(ping)
             self.stop_cross(cross, sc, tag, run)
             # Read while wanemu still holds the devices: once it lets go, late packets of a closing
@@ -740,7 +755,7 @@ class Bench:
                         runs.append(r)
                         print(f"   {con:>14} #{rep}: {r.goodput_bps / 1e6:7.1f} Mb/s  rtt+ p50 "
                               f"{r.rtt_p50_ms:6.2f} p95 {r.rtt_p95_ms:6.2f} ms  retrans {r.retrans:5d}  "
-                              f"{sender_cell(r)}  "
+                              f"{sender_cell(r)}  {prune_cell(r)}"
                               f"{'valid' if r.valid else 'INVALID: ' + '; '.join(r.reasons)}", flush=True)
                 results["scenarios"].append(summarise(sc, cal, size, runs, self.commit))
         finally:
@@ -899,6 +914,11 @@ def contender_row(con, rs, a_bps):
 def sender_cell(r):
     """A run's sender trace in a few words (sendertrace.describe); "" without a trace."""
     return sendertrace.describe(r.ss_exit_by, r.ss_exit_pkts, r.ss_exit_ms, r.loss_episodes, r.timeouts)
+
+
+def prune_cell(r):
+    """A run's receiver-side drops for want of buffer, when there were any ("" when none)."""
+    return "receiver pruned " + " ".join(f"{k} {v}" for k, v in r.rcv_prune.items()) + "  " if r.rcv_prune else ""
 
 
 def summarise(sc, cal, size, runs, commit):
