@@ -83,6 +83,25 @@ TEST_F(Levers, AHoldLocksTheBufferAndClampsTheWindowAtS) {
   EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), 2 * 600000);  // SO_RCVBUF = 2·S, doubled by the kernel
 }
 
+// Made smaller under a slow start's loss recovery, the buffer pruned its out-of-order data (docs/kernel-facts.md):
+// a buffer autotuning has grown past 2·S is locked as it is.
+TEST_F(Levers, AFirstHoldLocksABufferGrownPastTwoSWithoutShrinkingIt) {
+  const long rmem_max = ProcField("/proc/sys/net/core/rmem_max", 0);
+  ASSERT_GT(rmem_max, 0);
+  const int grown = static_cast<int>(rmem_max < 1000000 ? rmem_max : 1000000);
+  ASSERT_EQ(setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &grown, sizeof grown), 0);
+  const int unlocked = GetInt(fd_, SOL_SOCKET, kBufLock) & ~kRcvLock;  // as autotuning leaves it
+  ASSERT_EQ(setsockopt(fd_, SOL_SOCKET, kBufLock, &unlocked, sizeof unlocked), 0);
+  const int before = GetInt(fd_, SOL_SOCKET, SO_RCVBUF);
+  ASSERT_EQ(sobas_enforce_hold(fd_, static_cast<uint64_t>(grown) / 4, &h_), 0);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, kBufLock) & kRcvLock, kRcvLock);
+  EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), before);
+  EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP), grown / 4);
+  // A lift past what it holds raises it as before.
+  ASSERT_EQ(sobas_enforce_hold(fd_, static_cast<uint64_t>(grown), &h_), 0);
+  if (2L * grown <= rmem_max) EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), 4 * grown);
+}
+
 // Left locked, a released gig-tcp flow's window stopped at 5.2-6.5 MB and its loss recovery stalled on it
 // (docs/kernel-facts.md): released, the buffer is what plain TCP's autotuning could reach, unlocked.
 TEST_F(Levers, AReleaseUnlocksTheBufferAndOpensItAsFarAsThisProcessMay) {
