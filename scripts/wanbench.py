@@ -253,7 +253,8 @@ def retrans_segs(ns):
 
 # The receiving host's TCP dropping data for want of buffer (tcp_prune_queue, tcp_try_rmem_schedule): a
 # receive buffer that holds less than the data in flight, the out-of-order part of a loss recovery first.
-# The link's drops cannot show these, and each one the sender learns of only by a timeout (SACK reneging).
+# The link's drops cannot show these; out-of-order data pruned after it was SACKed the sender finds
+# only by a timeout (SACK reneging).
 RCV_PRUNE = ("PruneCalled", "OfoPruned", "RcvPruned", "TCPOFODrop", "TCPRcvQDrop")
 
 

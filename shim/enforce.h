@@ -18,8 +18,8 @@ struct sobas_hold {
 
 /* Holds fd's advertised window at s bytes: SO_RCVBUF (when the host's rmem_max allows a buffer that
  * fits S; a buffer autotuning already grew larger is locked as it is, never shrunk) to stop autotuning
- * from resetting the clamp, then TCP_WINDOW_CLAMP = s. The window offered
- * so far is never withdrawn; it shrinks to s as data is consumed. Returns 0 or -errno. */
+ * from resetting the clamp, then TCP_WINDOW_CLAMP = s. The window offered so far is never withdrawn;
+ * it shrinks to s as data is consumed. Returns 0 or -errno. */
 int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h);
 
 /* After each measurement window of a held receiving flow: re-applies the clamp if the kernel moved it.
