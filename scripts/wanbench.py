@@ -246,9 +246,15 @@ def tun_tx_dropped(ns, dev):
         "dropped"]
 
 
+def net_counters(ns, path, group, names):
+    """NAMES' values in the GROUP ("Tcp", "TcpExt") of NS's PATH (/proc/net/snmp or netstat: a row of
+    names, then a row of values)."""
+    rows = [l.split() for l in sh(ns, ["cat", path]).splitlines() if l.startswith(group + ":")]
+    return {n: int(rows[1][rows[0].index(n)]) for n in names}
+
+
 def retrans_segs(ns):
-    lines = [l.split() for l in sh(ns, ["cat", "/proc/net/snmp"]).splitlines() if l.startswith("Tcp:")]
-    return int(lines[1][lines[0].index("RetransSegs")])
+    return net_counters(ns, "/proc/net/snmp", "Tcp", ["RetransSegs"])["RetransSegs"]
 
 
 # The receiving host's TCP dropping data for want of buffer (tcp_prune_queue, tcp_try_rmem_schedule): a
@@ -258,10 +264,8 @@ def retrans_segs(ns):
 RCV_PRUNE = ("PruneCalled", "OfoPruned", "RcvPruned", "TCPOFODrop", "TCPRcvQDrop")
 
 
-def tcp_ext(ns, names):
-    """NAMES' values in NS's /proc/net/netstat TcpExt counters."""
-    rows = [l.split() for l in sh(ns, ["cat", "/proc/net/netstat"]).splitlines() if l.startswith("TcpExt:")]
-    return {n: int(rows[1][rows[0].index(n)]) for n in names}
+def prune_counters(ns):
+    return net_counters(ns, "/proc/net/netstat", "TcpExt", RCV_PRUNE)
 
 
 def wait_port(ns, port, proto="t"):
@@ -317,7 +321,8 @@ class Run:
     ss_exit_by: str | None = None
     loss_episodes: int | None = None
     timeouts: int | None = None
-    # The receiving host's RCV_PRUNE counters over the transfer, those not 0 (None: not read).
+    # The receiving host's RCV_PRUNE counters over the transfer, those not 0 (None: a run recorded
+    # before wanbench read them, 2026-12-07).
     rcv_prune: dict | None = None
     emu: dict = field(default_factory=dict)
     series: dict = field(default_factory=dict)  # t, mbps, rtt_t, rtt_ms, win_t, win_bytes
@@ -601,7 +606,7 @@ class Bench:
             cross = self.start_cross(sc, tag, rep)
             time.sleep(settle_s(sc, rep))
             ping = self.procs.start(RCV, [self.exe("wanping"), "--to", f"{SND_IP}:{PING_PORT}", "--out", ping_out])
-            rx0, prune0 = retrans_segs(SND), tcp_ext(RCV, RCV_PRUNE)
+            rx0, prune0 = retrans_segs(SND), prune_counters(RCV)
             if self.trace:
                 self.trace.start()
             t0 = time.monotonic()
@@ -616,7 +621,7 @@ class Bench:
             if self.trace:
                 self.sender_story(run, self.trace.stop(t1), t0)
             run.retrans = retrans_segs(SND) - rx0 if retrans is None else retrans
-            run.rcv_prune = {k: v - prune0[k] for k, v in tcp_ext(RCV, RCV_PRUNE).items() if v != prune0[k]}
+            run.rcv_prune = {k: v - prune0[k] for k, v in prune_counters(RCV).items() if v != prune0[k]}
             self.procs.stop(ping)
             self.stop_cross(cross, sc, tag, run)
             # Read while wanemu still holds the devices: once it lets go, late packets of a closing
