@@ -76,15 +76,18 @@ static int clamp_window(int fd, uint64_t s, struct sobas_hold *h) {
   return r;
 }
 
-/* A first hold whose buffer autotuning has already grown to hold `want` (what SO_RCVBUF would be set to)
- * or more locks it at that size (SO_BUF_LOCK) instead of setting it smaller: the window is the clamp's
- * either way, but a slow start's loss recovery keeps the old window's out-of-order data in the buffer,
- * and a buffer made smaller under it prunes that data, which the sender then finds only by a timeout
- * (SACK reneging). Measured on `gig` (docs/kernel-facts.md, "The first hold never shrinks the buffer"). */
+/* A buffer autotuning has grown to hold `want` (what SO_RCVBUF would be set to) or more is locked at
+ * that size (SO_BUF_LOCK) instead of being set smaller, at a first hold and at one after a release alike:
+ * the window is the clamp's either way, but a slow start's loss recovery keeps the old window's
+ * out-of-order data in the buffer, and a buffer made smaller under it prunes that data, which the sender
+ * then finds only by a timeout (SACK reneging). Measured on `gig` (docs/kernel-facts.md, "The first hold
+ * never shrinks the buffer"). */
 static void lock_as_grown(int fd, uint64_t want, struct sobas_hold *h) {
   int now; /* sk_rcvbuf: twice what SO_RCVBUF was set to */
   if (get_int(fd, SOL_SOCKET, SO_RCVBUF, &now) != 0 || (uint64_t)now / 2 < want) return;
-  if (set_buf_lock(fd, 1) == 0) h->rcvbuf = (uint64_t)now / 2;
+  if (set_buf_lock(fd, 1) != 0) return;
+  h->rcvbuf = (uint64_t)now / 2;
+  h->unlocked = 0;
 }
 
 int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h) {
@@ -93,16 +96,18 @@ int sobas_enforce_hold(int fd, uint64_t s, struct sobas_hold *h) {
    * slow start was gone 100 ms later). Locking the buffer stops that. The buffer must still fit S:
    * the kernel doubles SO_RCVBUF and offers a window of buffer × (payload/truesize ≈ 0.6), so asking
    * for 2·S leaves room; above rmem_max the lock would cap the window below S, and the clamp is
-   * re-applied every window instead. A buffer autotuning grew past that is locked as it is
-   * (lock_as_grown), and a lifted S raises a locked buffer with it: never lowered (a smaller S needs no
-   * smaller buffer). */
-  /* A buffer a release unlocked is locked again at whatever size autotuning grew it to: never smaller. */
-  if (h->unlocked && set_buf_lock(fd, 1) == 0) h->unlocked = 0;
+   * re-applied every window instead. A buffer not locked by us yet (a first hold, or one a release
+   * unlocked) that autotuning grew past that is locked as it is (lock_as_grown), and a lifted S raises
+   * a locked buffer with it: never lowered (a smaller S needs no smaller buffer). SO_RCVBUF locks the
+   * buffer too. A release unlocks only a buffer we set, so a hold after one always gets here. */
   int max = rmem_max();
   if (max > 0 && (h->rcvbuf || s <= (uint64_t)max)) {
     uint64_t want = 2 * s < (uint64_t)max ? 2 * s : (uint64_t)max;
-    if (!h->rcvbuf) lock_as_grown(fd, want, h);
-    if (want > h->rcvbuf && set_int(fd, SOL_SOCKET, SO_RCVBUF, (int)want) == 0) h->rcvbuf = want;
+    if (!h->rcvbuf || h->unlocked) lock_as_grown(fd, want, h);
+    if (want > h->rcvbuf && set_int(fd, SOL_SOCKET, SO_RCVBUF, (int)want) == 0) {
+      h->rcvbuf = want;
+      h->unlocked = 0;
+    }
   }
   return clamp_window(fd, s, h);
 }

@@ -99,7 +99,9 @@ TEST_F(Levers, AFirstHoldLocksABufferGrownPastTwoSWithoutShrinkingIt) {
   EXPECT_EQ(GetInt(fd_, IPPROTO_TCP, TCP_WINDOW_CLAMP), grown / 4);
   // A lift past what it holds raises it as before.
   ASSERT_EQ(sobas_enforce_hold(fd_, static_cast<uint64_t>(grown), &h_), 0);
-  if (2L * grown <= rmem_max) EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), 4 * grown);
+  if (2L * grown <= rmem_max) {
+    EXPECT_EQ(GetInt(fd_, SOL_SOCKET, SO_RCVBUF), 4 * grown);
+  }
 }
 
 // Left locked, a released gig-tcp flow's window stopped at 5.2-6.5 MB and its loss recovery stalled on it
