@@ -2625,19 +2625,23 @@ TEST(Engine, AReceiverAloneWithHostStallsLiftsAsWithoutTheCalmRule) {
   expect_same_actions(with_host_stalls(false, true), with_host_stalls(false, false));
 }
 
-// A pacer trimmed once, alone: a lift that then finds room is a new decision, and a later slowdown of
-// the path trims again instead of stepping aside.
+// A pacer held alone spends its trim (a queue that sinks the rate from there on is a newcomer's); a lift
+// that then finds room is a new decision, and re-arms it: a later slowdown of the path trims again
+// instead of stepping aside, however many lifts since ended on the rate found.
 TEST(Engine, ALiftThatFindsRoomReArmsThePacersTrim) {
   sobas_engine_params p = with_lift();
   p.trim_first = 1;
+  p.lift_first_held = 0;
   Engine g(0, p);
-  g.decide(92);
-  ASSERT_LE(g.held_until_action(20, 85, 46000), 20);
-  ASSERT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
-  const size_t trimmed = g.acts.size();
-  for (int i = 0; i < 200; i++) g.on_path(96);
-  ASSERT_GE(g.count(SOBAS_WHY_LIFT, trimmed), 2) << "the path gives 96 again: the lifts find room";
-  ASSERT_GE(g.e.s, bytes(96 * kMbps, kRtt) * 99 / 100);
+  g.decide(90);
+  g.feed(90, kRtt);
+  g.on_path_until_lift(90);
+  ASSERT_TRUE(g.e.held_clean) << "held alone, clean";
+  const size_t clean = g.acts.size();
+  for (int i = 0; i < 200; i++) g.on_path(100);
+  ASSERT_GE(g.count(SOBAS_WHY_LIFT, clean), 2) << "the path gives 100: the lifts find room";
+  ASSERT_GE(g.count(SOBAS_WHY_LIFT_END, clean), 2) << "and later lifts end on it";
+  ASSERT_GE(g.e.s, bytes(100 * kMbps, kRtt) * 99 / 100);
   ASSERT_LE(g.held_until_action(20, 80, 46000), 20);
   EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE);
   EXPECT_EQ(g.e.state, SOBAS_ST_DECIDED);
@@ -2805,12 +2809,9 @@ TEST(Engine, APacerUndrainedAfterALiftKeepsItsRateAlone) {
   EXPECT_EQ(g.last().why, SOBAS_WHY_RESUME) << "the newcomer left: the rate is back, its queue is not gone";
 }
 
-// A pacer's lift that ends on its first queued window raises S to that window's rate when higher, and
-// beside cross traffic that rate is the FIFO's share at the lifted pace, over A (measured on gig-udp:
-// lifted from 554 Mb/s, ended at 594, then 549 with a queue, and stepped aside 0.57 s later). The raised
-// S is a new decision: the queue it keeps, sinking the rate under it, is trimmed first; a newcomer's
-// queue that stands after the trim still steps the flow aside.
-TEST(Engine, APacersRaisedLiftEndTrimsBeforeSteppingAside) {
+// A pacer held alone at 90 Mb/s whose lift ended on a window queued 5 ms at `got` Mb/s, S raised on it;
+// then the lift's queue drained, and the flow is held.
+Engine pacer_lift_ended_at(double got) {
   sobas_engine_params p = with_lift();
   sobas_engine_pacer_params(&p);
   p.lift_first_held = 0;  // a lift after a clean hold, as measured: held alone at 540-554 Mb/s first
@@ -2818,20 +2819,46 @@ TEST(Engine, APacersRaisedLiftEndTrimsBeforeSteppingAside) {
   g.decide(90);
   g.feed(90, kRtt);
   g.on_path_until_lift(90);
-  ASSERT_TRUE(g.e.held_clean);
+  EXPECT_TRUE(g.e.held_clean);
   int n = 0;
-  while (g.count(SOBAS_WHY_LIFT_END) == 0 && n++ < 10) g.feed(97, kRtt + 5000);
-  ASSERT_EQ(g.last().why, SOBAS_WHY_LIFT_END);
-  ASSERT_GE(g.e.r_held, 96 * kMbps) << "S raised on the queued window's rate";
-  EXPECT_FALSE(g.feed(90, kRtt)) << "the lift's queue drained: held";
-  ASSERT_TRUE(g.e.held);
-  n = 0;
+  while (g.count(SOBAS_WHY_LIFT_END) == 0 && n++ < 10) g.feed(got, kRtt + 5000);
+  EXPECT_EQ(g.last().why, SOBAS_WHY_LIFT_END);
+  EXPECT_GT(g.e.s, bytes(90 * kMbps, kRtt)) << "S raised on the queued window's rate";
+  EXPECT_FALSE(g.feed(90, kRtt)) << "the lift's queue drained";
+  EXPECT_TRUE(g.e.held);
+  return g;
+}
+
+// A pacer's lift that ends on its first queued window raises S to that window's rate when higher, and
+// beside cross traffic that rate is the FIFO's share at the lifted pace, over A (measured on gig-udp:
+// lifted from 554 Mb/s, ended at 594, then 549 with a queue, and stepped aside 0.57 s later). The raised
+// S is a new decision: the queue it keeps, sinking the rate under it, is trimmed first; a newcomer's
+// queue that stands after the trim still steps the flow aside.
+TEST(Engine, APacersRaisedLiftEndTrimsBeforeSteppingAside) {
+  Engine g = pacer_lift_ended_at(97);
+  int n = 0;
   while (!g.feed(90, kRtt + 6000) && n++ < 40) {}
   EXPECT_EQ(g.last().why, SOBAS_WHY_STANDING_QUEUE) << sobas_reason_name(g.last().why);
   EXPECT_LT(g.e.s, (uint64_t)(93 * kMbps / 8e6 * kRtt)) << "trimmed to the 90 Mb/s the flow got";
   n = 0;
   while (!g.feed(80, kRtt + 10000) && n++ < 40) {}
   EXPECT_EQ(g.last().why, SOBAS_WHY_COMPETING) << "a queue that stands after the trim";
+}
+
+// A lift that ends with S raised on a rate within the windows' own spread of the one held (measured on
+// arrive-leave: 96.58 against 96.28 Mb/s) re-arms only the trim for a pace over the path: a newcomer's
+// queue that then sinks the rate steps the flow aside at once, as before the lift, while a queue that
+// leaves the rate whole is still trimmed.
+TEST(Engine, APacersLiftEndedWithinTheSpreadLeavesTheSunkRateTrimSpent) {
+  Engine newcomer = pacer_lift_ended_at(90.5);
+  int n = 0;
+  while (!newcomer.feed(80, kRtt + 10000) && n++ < 40) {}
+  EXPECT_EQ(newcomer.last().why, SOBAS_WHY_COMPETING) << sobas_reason_name(newcomer.last().why);
+
+  Engine over = pacer_lift_ended_at(90.5);
+  n = 0;
+  while (!over.feed(90, kRtt + 6000) && n++ < 40) {}
+  EXPECT_EQ(over.last().why, SOBAS_WHY_STANDING_QUEUE) << sobas_reason_name(over.last().why);
 }
 
 // Decided on CUBIC's plateau after a loss (69 of 77 Mb/s), the sender grows its cwnd into a lifted
