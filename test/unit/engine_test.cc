@@ -2846,9 +2846,9 @@ TEST(Engine, APacersRaisedLiftEndTrimsBeforeSteppingAside) {
 }
 
 // A lift that ends with S raised on a rate within the windows' own spread of the one held (measured on
-// arrive-leave: 96.58 against 96.28 Mb/s) re-arms only the trim for a pace over the path: a newcomer's
-// queue that then sinks the rate steps the flow aside at once, as before the lift, while a queue that
-// leaves the rate whole is still trimmed.
+// arrive-leave: 96.58 against 96.28 Mb/s) leaves the trim for a sunk rate spent: a newcomer's queue
+// that then sinks the rate steps the flow aside at once, as before the lift, while a queue that leaves
+// the rate whole is still trimmed (a pace over the path).
 TEST(Engine, APacersLiftEndedWithinTheSpreadLeavesTheSunkRateTrimSpent) {
   Engine newcomer = pacer_lift_ended_at(90.5);
   int n = 0;
