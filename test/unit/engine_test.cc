@@ -2810,8 +2810,9 @@ TEST(Engine, APacerUndrainedAfterALiftKeepsItsRateAlone) {
 }
 
 // A pacer held alone at 90 Mb/s whose lift ended on a window queued 5 ms at `got` Mb/s, S raised on it;
-// then the lift's queue drained, and the flow is held.
-Engine pacer_lift_ended_at(double got) {
+// then the lift's queue drained, and the flow is held. pace_trimmed: the trim for a pace over the path
+// was spent before the lift (as by a queue that left the rate whole, over_pace).
+Engine pacer_lift_ended_at(double got, bool pace_trimmed = false) {
   sobas_engine_params p = with_lift();
   sobas_engine_pacer_params(&p);
   p.lift_first_held = 0;  // a lift after a clean hold, as measured: held alone at 540-554 Mb/s first
@@ -2820,6 +2821,7 @@ Engine pacer_lift_ended_at(double got) {
   g.feed(90, kRtt);
   g.on_path_until_lift(90);
   EXPECT_TRUE(g.e.held_clean);
+  g.e.pace_trimmed = pace_trimmed;
   int n = 0;
   while (g.count(SOBAS_WHY_LIFT_END) == 0 && n++ < 10) g.feed(got, kRtt + 5000);
   EXPECT_EQ(g.last().why, SOBAS_WHY_LIFT_END);
@@ -2847,18 +2849,20 @@ TEST(Engine, APacersRaisedLiftEndTrimsBeforeSteppingAside) {
 
 // A lift that ends with S raised on a rate within the windows' own spread of the one held (measured on
 // arrive-leave: 96.58 against 96.28 Mb/s) leaves the trim for a sunk rate spent: a newcomer's queue
-// that then sinks the rate steps the flow aside at once, as before the lift, while a queue that leaves
-// the rate whole is still trimmed (a pace over the path).
+// that then sinks the rate steps the flow aside at once, as before the lift. The trim for a pace over
+// the path is re-armed by it: spent before the lift, a queue that leaves the rate whole trims again.
 TEST(Engine, APacersLiftEndedWithinTheSpreadLeavesTheSunkRateTrimSpent) {
   Engine newcomer = pacer_lift_ended_at(90.5);
   int n = 0;
   while (!newcomer.feed(80, kRtt + 10000) && n++ < 40) {}
   EXPECT_EQ(newcomer.last().why, SOBAS_WHY_COMPETING) << sobas_reason_name(newcomer.last().why);
 
-  Engine over = pacer_lift_ended_at(90.5);
+  Engine over = pacer_lift_ended_at(90.5, true);
+  const size_t lifted = over.acts.size();
   n = 0;
   while (!over.feed(90, kRtt + 6000) && n++ < 40) {}
   EXPECT_EQ(over.last().why, SOBAS_WHY_STANDING_QUEUE) << sobas_reason_name(over.last().why);
+  EXPECT_EQ(over.count(SOBAS_WHY_STANDING_QUEUE, lifted), 1);
 }
 
 // Decided on CUBIC's plateau after a loss (69 of 77 Mb/s), the sender grows its cwnd into a lifted
