@@ -192,12 +192,14 @@ static void push_rate(struct sobas_engine *e, const struct sobas_engine_input *i
     memmove(e->s_at, e->s_at + 1, sizeof e->s_at[0] * (SOBAS_ENGINE_HISTORY - 1));
     memmove(e->rtt_at, e->rtt_at + 1, sizeof e->rtt_at[0] * (SOBAS_ENGINE_HISTORY - 1));
     memmove(e->dur_at, e->dur_at + 1, sizeof e->dur_at[0] * (SOBAS_ENGINE_HISTORY - 1));
+    memmove(e->least_at, e->least_at + 1, sizeof e->least_at[0] * (SOBAS_ENGINE_HISTORY - 1));
     e->n_rates--;
   }
   e->rates[e->n_rates] = in->rate_bps;
   e->s_at[e->n_rates] = e->s;
   e->rtt_at[e->n_rates] = in->rtt_us;
   e->dur_at[e->n_rates] = window_length(e, in);
+  e->least_at[e->n_rates] = in->probe ? in->rtt_least_us : 0;
   e->n_rates++;
 }
 
@@ -702,6 +704,15 @@ static int own_slow_start_queue(const struct sobas_engine *e, const struct sobas
   return rtt_above(e->rtt_at[e->n_rates - 2], t0, e->p.equal_tol, 1000);
 }
 
+/* The probe's least echo stood over the base (equal_tol/2 and 1 ms) in each of the last n windows: a queue
+ * under every echo, which bursts of cross traffic and host stalls, lifting the echoes' mean, do not make. */
+static int queue_under_echoes(const struct sobas_engine *e, uint32_t n, uint32_t t0) {
+  if (n > e->n_rates) return 0;
+  for (uint32_t i = e->n_rates - n; i < e->n_rates; i++)
+    if (!rtt_above(e->least_at[i], t0, e->p.equal_tol / 2, 1000)) return 0;
+  return 1;
+}
+
 /* States 1-4: looking for the rate the path gives. */
 static int searching_state(enum sobas_state s) { return s >= SOBAS_ST_SLOW_START && s <= SOBAS_ST_CA_GROWING; }
 
@@ -785,6 +796,15 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
      * +2.6 and +0.6 ms), and the paced flow, its cwnd no longer growing, took 5-9 s of lifts to A. */
     int full = in_ss ? rtt_above(e->p.full_least ? least_rtt(e, need) : in->rtt_us, t0, e->p.full_rtt_frac, 2000)
                      : rtt_above(least ? least_rtt(e, need) : median_rtt(e, need), t0, e->p.equal_tol, 1000);
+    /* With the probe a queue under every echo of the plateau's last two windows is the path full too:
+     * CUBIC's regrowth builds one only at the path's rate, and waiting for the plateau's every window to
+     * queue lets it grow on into a shallow buffer. Measured on `shallow` (0.25-BDP buffer: 10 ms of
+     * queue at 40 ms) in the full run at 0ddf733: the least echo stood 1.7-2.1 ms over the base from
+     * 3.44 s in, the decision came at 3.85 s at 76.4 Mb/s of A = 77, and the next window had 234
+     * out-of-order arrivals (CUBIC's overflow, the window offered before the decision still open); the
+     * flow then ran at 38-60 Mb/s for 2 s. Replayed over the kept receiver logs (54 with the probe, every
+     * path), only 6 of `shallow`'s 7 first decisions move, 0.29-0.95 s sooner, at 75.9-76.9 Mb/s. */
+    if (!in_ss && in->probe && queue_under_echoes(e, 2, t0)) full = 1;
     /* A plateau that fills the start cap is the path's ceiling only with a queue under every echo (the
      * cap's own 0.2·T at least, when C' is right): with the least echo near the base it is the cap at an
      * RTT the host stretched, and S grows (buffer-limited, below) until the rate stops following it.

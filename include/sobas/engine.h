@@ -170,6 +170,7 @@ struct sobas_engine {
   uint64_t s_at[SOBAS_ENGINE_HISTORY];  /* S when each was measured: did S grow under a flat rate? */
   uint32_t rtt_at[SOBAS_ENGINE_HISTORY]; /* the RTT in each: did the path fill, and for long enough? */
   int64_t dur_at[SOBAS_ENGINE_HISTORY]; /* how long each lasted: a standing queue is counted in time */
+  uint32_t least_at[SOBAS_ENGINE_HISTORY]; /* the probe's least echo in each (0: none): a queue under every echo */
   uint32_t n_rates;
   int64_t last_t_ns;                /* the end of the last window fed */
   int64_t last_increase_ns;         /* when S last grew */

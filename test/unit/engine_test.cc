@@ -463,6 +463,33 @@ TEST(Engine, AProbedReceiversPlateauNeedsAQueueInEveryWindow) {
   EXPECT_TRUE(kernel.feed(56, rtts[4]));
 }
 
+// With the probe, a queue under every echo of the plateau's last two windows is the path full, though
+// the windows before it queued less: CUBIC regrowing into a 0.25-BDP buffer (`shallow`, 10 ms of queue at
+// 40 ms) overflowed it in the window after a decision that waited for all five. One such window, or echoes
+// whose mean a burst lifted while their least stayed at the base, is no full path.
+TEST(Engine, AProbedReceiversQueueUnderEveryEchoOfTwoWindowsIsThePathFull) {
+  Engine two, one, bursts;
+  for (Engine *g : {&two, &one, &bursts}) {
+    g->feed(10, kRtt, 0, true);
+    g->feed(40, kRtt, 0, true);
+    g->ooo = 300;
+    ASSERT_TRUE(g->feed(20, kRtt, 0, true));  // slow start ended in loss
+    g->ooo = 0;
+    ASSERT_EQ(g->e.state, SOBAS_ST_CONG_AVOID);
+  }
+  // (rate, the echoes' mean, their least): three windows at the path's rate with no standing queue.
+  const double rates[] = {77, 78, 76, 77, 76};
+  const uint32_t mean[] = {41000, 41400, 41600, 42900, 42500}, least[] = {40400, 40100, 40300, 42000, 41700};
+  for (int i = 0; i < 4; i++) EXPECT_FALSE(two.feed(rates[i], mean[i], 0, true, 0, least[i]));
+  ASSERT_TRUE(two.feed(rates[4], mean[4], 0, true, 0, least[4])) << "two windows queued under every echo";
+  EXPECT_EQ(two.last().why, SOBAS_WHY_FLAT_RATE);
+  for (int i = 0; i < 5; i++)
+    EXPECT_FALSE(one.feed(rates[i], mean[i], 0, true, 0, i == 4 ? least[4] : 40300)) << "one queued window at " << i;
+  const uint32_t burst_mean[] = {42300, 42400, 42800, 41400, 42900}, burst_least[] = {40100, 40300, 40200, 40400, 40100};
+  for (int i = 0; i < 5; i++)
+    EXPECT_FALSE(bursts.feed(56, burst_mean[i], 0, true, 0, burst_least[i])) << "decided on bursts at " << i;
+}
+
 // The plateau's second window often holds the loss already: the decision takes the plateau's higher rate.
 TEST(Engine, ConstRateDropTakesThePlateausHigherRate) {
   Engine g;
