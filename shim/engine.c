@@ -803,7 +803,9 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
      * 3.44 s in, the decision came at 3.85 s at 76.4 Mb/s of A = 77, and the next window had 234
      * out-of-order arrivals (CUBIC's overflow, the window offered before the decision still open); the
      * flow then ran at 38-60 Mb/s for 2 s. Replayed over the kept receiver logs (54 with the probe, every
-     * path), only 6 of `shallow`'s 7 first decisions move, 0.29-0.95 s sooner, at 75.9-76.9 Mb/s. */
+     * path), only 6 of `shallow`'s 7 first decisions move, 0.29-0.95 s sooner, at 75.9-76.9 Mb/s.
+     * Interleaved against the build before, 30 runs each way on `shallow`: no run dropped a packet after
+     * the decision, against 2 (124 and 78 drops, 57.5 and 57.9 Mb/s), 71.72 Mb/s against 70.44. */
     if (!in_ss && in->probe && queue_under_echoes(e, 2, t0)) full = 1;
     /* A plateau that fills the start cap is the path's ceiling only with a queue under every echo (the
      * cap's own 0.2·T at least, when C' is right): with the least echo near the base it is the cap at an
