@@ -199,7 +199,7 @@ static void push_rate(struct sobas_engine *e, const struct sobas_engine_input *i
   e->s_at[e->n_rates] = e->s;
   e->rtt_at[e->n_rates] = in->rtt_us;
   e->dur_at[e->n_rates] = window_length(e, in);
-  e->least_at[e->n_rates] = in->probe ? in->rtt_least_us : 0;
+  e->least_at[e->n_rates] = in->rtt_least_us; /* 0 without the probe (engine.h) */
   e->n_rates++;
 }
 
@@ -431,13 +431,16 @@ static uint32_t median_rtt(const struct sobas_engine *e, uint32_t n) {
   return (uint32_t)median_of(v, n);
 }
 
-/* The least RTT of the last n windows (n <= n_rates): a queue in every one of them, or not. */
-static uint32_t least_rtt(const struct sobas_engine *e, uint32_t n) {
+/* The least of the last n windows' values in a history beside rates (rtt_at, least_at; n <= n_rates). */
+static uint32_t least_of(const struct sobas_engine *e, const uint32_t *at, uint32_t n) {
   uint32_t m = UINT32_MAX;
   for (uint32_t i = e->n_rates - n; i < e->n_rates; i++)
-    if (e->rtt_at[i] < m) m = e->rtt_at[i];
+    if (at[i] < m) m = at[i];
   return m;
 }
+
+/* The least RTT of the last n windows (n <= n_rates): a queue in every one of them, or not. */
+static uint32_t least_rtt(const struct sobas_engine *e, uint32_t n) { return least_of(e, e->rtt_at, n); }
 
 /* The highest RTT of the last n windows (n <= n_rates). */
 static uint32_t highest_rtt(const struct sobas_engine *e, uint32_t n) {
@@ -705,12 +708,10 @@ static int own_slow_start_queue(const struct sobas_engine *e, const struct sobas
 }
 
 /* The probe's least echo stood over the base (equal_tol/2 and 1 ms) in each of the last n windows: a queue
- * under every echo, which bursts of cross traffic and host stalls, lifting the echoes' mean, do not make. */
+ * under every echo, which bursts of cross traffic and host stalls, lifting the echoes' mean, do not make.
+ * A window with no echo (least_at 0: no probe, or none came back) is no such queue. */
 static int queue_under_echoes(const struct sobas_engine *e, uint32_t n, uint32_t t0) {
-  if (n > e->n_rates) return 0;
-  for (uint32_t i = e->n_rates - n; i < e->n_rates; i++)
-    if (!rtt_above(e->least_at[i], t0, e->p.equal_tol / 2, 1000)) return 0;
-  return 1;
+  return n <= e->n_rates && rtt_above(least_of(e, e->least_at, n), t0, e->p.equal_tol / 2, 1000);
 }
 
 /* States 1-4: looking for the rate the path gives. */
@@ -806,7 +807,7 @@ static int search(struct sobas_engine *e, const struct sobas_engine_input *in, s
      * path), only 6 of `shallow`'s 7 first decisions move, 0.29-0.95 s sooner, at 75.9-76.9 Mb/s.
      * Interleaved against the build before, 30 runs each way on `shallow`: no run dropped a packet after
      * the decision, against 2 (124 and 78 drops, 57.5 and 57.9 Mb/s), 71.72 Mb/s against 70.44. */
-    if (!in_ss && in->probe && queue_under_echoes(e, 2, t0)) full = 1;
+    if (!in_ss && queue_under_echoes(e, 2, t0)) full = 1;
     /* A plateau that fills the start cap is the path's ceiling only with a queue under every echo (the
      * cap's own 0.2·T at least, when C' is right): with the least echo near the base it is the cap at an
      * RTT the host stretched, and S grows (buffer-limited, below) until the rate stops following it.
